@@ -1,0 +1,286 @@
+/**
+ * The HTTP channel on the gateway's loopback server:
+ * - `POST /v1/chat` `{"sender","text","id"?}` → `{"sessionKey","replies":[{"text"}]}` after the run,
+ *   or a live stream with `Accept: text/event-stream` (`delta` events, then `done`);
+ * - `POST /v1/chat/completions`, OpenAI-compatible (`user` names the sender; `stream: true` streams chunks);
+ * - `GET /v1/chat/replies?sender=&after=` — replies delivered while no request was waiting
+ *   (e.g. answered after a restart).
+ * The console channel (`switchyard chat`) is the same adapter under another name and path.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RouteHandler } from "../../gateway/http-server.js";
+import { HttpError, readJsonBody, sendJson } from "../../gateway/http-server.js";
+import type {
+  AnswerSource,
+  Channel,
+  ChannelLimits,
+  ChatTarget,
+  InboundMessage,
+  InboundSink,
+  OutboundMessage,
+  SendReceipt,
+} from "../types.js";
+
+/** Where the channel registers its routes. */
+export interface RouteRegistrar {
+  route(method: "GET" | "POST", path: string, handler: RouteHandler): void;
+  readonly maxBodyBytes: number;
+}
+
+export interface HttpChannelOptions {
+  name: "http" | "console";
+  server: RouteRegistrar;
+  answers: AnswerSource;
+  /** Path prefix: "/v1/chat" for http, "/v1/console" for console. */
+  basePath: string;
+  /** Also serve the OpenAI-compatible endpoint (http only). */
+  openaiCompatible: boolean;
+  /** Longest accepted message text (default 32,000 characters). */
+  maxTextChars?: number;
+  /** How long a request waits for its answer before answering 202 (default 10 min). */
+  answerTimeoutMs?: number;
+}
+
+type StreamWriter = (delta: string) => void;
+
+export class HttpChannel implements Channel {
+  readonly name: "http" | "console";
+  readonly accountId = "default";
+  readonly limits: ChannelLimits = { maxMessageChars: 100_000, formatting: "markdown" };
+  readonly #o: HttpChannelOptions;
+  #sink: InboundSink | undefined;
+  /** Open streaming responses by chat id (= sender). */
+  readonly #streams = new Map<string, Set<StreamWriter>>();
+
+  constructor(options: HttpChannelOptions) {
+    this.#o = options;
+    this.name = options.name;
+    const base = options.basePath;
+    options.server.route("POST", base, (req, res) => this.#chat(req, res));
+    options.server.route("GET", `${base}/replies`, (_req, res, url) => this.#replies(res, url));
+    if (options.openaiCompatible) {
+      options.server.route("POST", `${base}/completions`, (req, res) => this.#completions(req, res));
+    }
+  }
+
+  async start(sink: InboundSink): Promise<void> {
+    this.#sink = sink;
+  }
+
+  async stop(): Promise<void> {
+    this.#sink = undefined;
+  }
+
+  /** Delivery is the HTTP response (or the mailbox); the receipt is the outbox key. */
+  async send(message: OutboundMessage): Promise<SendReceipt> {
+    return { platformMessageId: `${this.name}-${message.idempotencyKey}` };
+  }
+
+  streamDelta(target: ChatTarget, delta: string): void {
+    const writers = this.#streams.get(target.chatId);
+    if (writers) for (const w of writers) w(delta);
+  }
+
+  async #accept(sender: string, text: string, clientId: string | undefined) {
+    const sink = this.#sink;
+    if (!sink) throw new HttpError(503, `the ${this.name} channel is not started`, "unavailable");
+    const message: InboundMessage = {
+      channel: this.name,
+      accountId: this.accountId,
+      chatId: sender,
+      senderId: sender,
+      senderName: sender,
+      isDirect: true,
+      mentionsBot: true,
+      text,
+      attachments: [],
+      platformMessageId: clientId ?? randomUUID(),
+      receivedAt: Date.now(),
+    };
+    return sink.accept(message);
+  }
+
+  #validate(body: Record<string, unknown>, senderField: string, text: unknown): { sender: string; text: string } {
+    const sender = body[senderField] ?? (senderField === "user" ? "openai-client" : undefined);
+    if (typeof sender !== "string" || !/^[\w.@+-]{1,128}$/.test(sender)) {
+      throw new HttpError(
+        400,
+        `"${senderField}" must be a string of 1–128 letters, digits or . @ + - _ (found ${JSON.stringify(sender ?? null)})`,
+        "invalid_sender",
+      );
+    }
+    if (typeof text !== "string" || text.trim().length === 0) {
+      throw new HttpError(400, '"text" must be a non-empty string', "invalid_text");
+    }
+    const max = this.#o.maxTextChars ?? 32_000;
+    if (text.length > max) {
+      throw new HttpError(413, `message text is ${text.length} characters; the limit is ${max}`, "too_large");
+    }
+    return { sender, text };
+  }
+
+  async #chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJsonBody(req, this.#o.server.maxBodyBytes);
+    const { sender, text } = this.#validate(body, "sender", body.text);
+    const clientId = typeof body.id === "string" && body.id.length > 0 ? body.id.slice(0, 200) : undefined;
+    const wantsStream = (req.headers.accept ?? "").includes("text/event-stream");
+    const sse = wantsStream ? this.#openSse(res, sender) : undefined;
+    try {
+      const result = await this.#accept(sender, text, clientId);
+      if (result.status === "rejected") {
+        if (sse) return sse.finish("error", { error: { code: "rejected", message: result.reason } });
+        const status = /shutting down/.test(result.reason) ? 503 : 403;
+        return sendJson(res, status, { error: { code: "rejected", message: result.reason } });
+      }
+      const sessionKey = result.sessionKey;
+      const answer =
+        result.status === "command"
+          ? { state: "answered" as const, replies: [result.reply] }
+          : await this.#wait(result.inboxId, req, res);
+      if (!answer) return;
+      const payload = {
+        sessionKey,
+        state: answer.state,
+        replies: answer.replies.map((t) => ({ text: t })),
+        ...(result.status === "duplicate" ? { duplicate: true } : {}),
+      };
+      if (sse) sse.finish("done", payload);
+      else sendJson(res, 200, payload);
+    } finally {
+      sse?.close();
+    }
+  }
+
+  async #wait(inboxId: number, req: IncomingMessage, res: ServerResponse) {
+    const controller = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) controller.abort(new Error("client went away"));
+    };
+    res.on("close", onClose);
+    const timer = setTimeout(() => controller.abort(new Error("timeout")), this.#o.answerTimeoutMs ?? 600_000);
+    try {
+      return await this.#o.answers.waitForAnswer(inboxId, controller.signal);
+    } catch {
+      // The reply will still be delivered to the mailbox (GET …/replies).
+      if (!res.headersSent && !req.destroyed) {
+        sendJson(res, 202, { accepted: true, inboxId, note: "still working; fetch the reply from the replies endpoint" });
+      }
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+      res.off("close", onClose);
+    }
+  }
+
+  #openSse(res: ServerResponse, chatId: string) {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const write: StreamWriter = (delta) => {
+      res.write(`event: delta\ndata: ${JSON.stringify({ text: delta })}\n\n`);
+    };
+    this.#addStream(chatId, write);
+    return {
+      finish: (event: string, data: unknown) => {
+        res.end(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      },
+      close: () => this.#removeStream(chatId, write),
+    };
+  }
+
+  #addStream(chatId: string, writer: StreamWriter): void {
+    let set = this.#streams.get(chatId);
+    if (!set) {
+      set = new Set();
+      this.#streams.set(chatId, set);
+    }
+    set.add(writer);
+  }
+
+  #removeStream(chatId: string, writer: StreamWriter): void {
+    const set = this.#streams.get(chatId);
+    if (!set) return;
+    set.delete(writer);
+    if (set.size === 0) this.#streams.delete(chatId);
+  }
+
+  async #replies(res: ServerResponse, url: URL): Promise<void> {
+    const sender = url.searchParams.get("sender") ?? "";
+    if (!/^[\w.@+-]{1,128}$/.test(sender)) throw new HttpError(400, '"sender" query parameter is required', "invalid_sender");
+    const after = Number(url.searchParams.get("after") ?? "0");
+    if (!Number.isInteger(after) || after < 0) throw new HttpError(400, '"after" must be a whole number', "invalid_after");
+    const replies = await this.#o.answers.listReplies(this.name, sender, after);
+    sendJson(res, 200, { replies });
+  }
+
+  async #completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJsonBody(req, this.#o.server.maxBodyBytes);
+    const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : undefined;
+    if (!messages || messages.length === 0) throw new HttpError(400, '"messages" must be a non-empty array', "invalid_messages");
+    const lastUser = [...messages].reverse().find((m) => isRecord(m) && m.role === "user");
+    const text = isRecord(lastUser) ? contentText(lastUser.content) : undefined;
+    const { sender } = this.#validate(body, "user", text ?? "");
+    const stream = body.stream === true;
+    const id = `chatcmpl-${randomUUID()}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = typeof body.model === "string" ? body.model : "switchyard";
+    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+    let closeStream: (() => void) | undefined;
+    if (stream) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      res.write(chunk({ role: "assistant", content: "" }, null));
+      const writer: StreamWriter = (delta) => res.write(chunk({ content: delta }, null));
+      this.#addStream(sender, writer);
+      closeStream = () => this.#removeStream(sender, writer);
+    }
+    try {
+      const result = await this.#accept(sender, text ?? "", undefined);
+      let replyText: string;
+      let streamed = false;
+      if (result.status === "rejected") {
+        if (!stream) return sendJson(res, 403, { error: { message: result.reason, type: "rejected", code: "rejected" } });
+        replyText = result.reason;
+      } else if (result.status === "command") {
+        replyText = result.reply;
+      } else {
+        const answer = await this.#wait(result.inboxId, req, res);
+        if (!answer) return;
+        replyText = answer.replies.join("\n\n");
+        streamed = answer.state === "answered";
+      }
+      if (stream) {
+        if (!streamed) res.write(chunk({ content: replyText }, null));
+        res.write(chunk({}, "stop"));
+        res.end("data: [DONE]\n\n");
+      } else {
+        sendJson(res, 200, {
+          id,
+          object: "chat.completion",
+          created,
+          model,
+          choices: [{ index: 0, message: { role: "assistant", content: replyText }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        });
+      }
+    } finally {
+      closeStream?.();
+    }
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** OpenAI message content: a string or an array of parts with `text`. */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (isRecord(p) && typeof p.text === "string" ? p.text : ""))
+      .join("")
+      .trim();
+  }
+  return undefined;
+}

@@ -1,0 +1,136 @@
+/**
+ * The channel port: every platform adapter (console, HTTP, Telegram, Slack, Discord)
+ * converts its platform's events into InboundMessage and sends OutboundMessage.
+ */
+
+/** Names of the channels the gateway knows. Closed set; adapters register in channels/registry.ts. */
+export type ChannelName = "console" | "http" | "telegram" | "slack" | "discord";
+
+/** A file that came with an inbound message, already saved to the workspace. */
+export interface Attachment {
+  kind: "image" | "document" | "audio" | "video" | "other";
+  /** Path relative to the agent workspace. */
+  path: string;
+  mimeType?: string;
+  sizeBytes?: number;
+  name?: string;
+}
+
+/** One message from a person, as every channel reports it. */
+export interface InboundMessage {
+  channel: ChannelName;
+  /** Which configured bot account received it ("default" when only one). */
+  accountId: string;
+  chatId: string;
+  threadId?: string;
+  senderId: string;
+  senderName: string;
+  isDirect: boolean;
+  /** True when the bot was addressed (mention, reply to the bot, or a DM). */
+  mentionsBot: boolean;
+  text: string;
+  attachments: Attachment[];
+  /** The platform's own id; with channel + accountId it is the dedupe key. */
+  platformMessageId: string;
+  replyToText?: string;
+  /** Epoch ms when the gateway received it. */
+  receivedAt: number;
+}
+
+/** Where a reply goes. */
+export interface ChatTarget {
+  channel: ChannelName;
+  accountId: string;
+  chatId: string;
+  threadId?: string;
+}
+
+/** One reply chunk to send. */
+export interface OutboundMessage extends ChatTarget {
+  /** Platform message id this replies to, if the platform threads replies. */
+  replyTo?: string;
+  text: string;
+  /** Stable across retries of the same chunk; platforms with idempotent sends (Discord nonce) use it. */
+  idempotencyKey: string;
+  /** The inbound sender, for channels that route replies by person (HTTP mailbox). */
+  recipientId?: string;
+}
+
+/** The platform's receipt for a sent message. */
+export interface SendReceipt {
+  platformMessageId: string;
+}
+
+/** What a channel can carry. */
+export interface ChannelLimits {
+  /** Longest text one message may hold; longer replies are chunked before they are committed. */
+  maxMessageChars: number;
+  /** How the channel renders model Markdown. */
+  formatting: "plain" | "markdown" | "telegram-html" | "slack-mrkdwn" | "discord-markdown";
+}
+
+/**
+ * Where a channel delivers what it receives. `accept` resolves once the message is durably
+ * committed (or rejected); only then may the channel acknowledge it to its platform.
+ */
+export interface InboundSink {
+  accept(message: InboundMessage): Promise<AcceptResult>;
+}
+
+/** The router's verdict on an inbound message. */
+export type AcceptResult =
+  | { status: "accepted"; inboxId: number; sessionKey: string }
+  | { status: "duplicate"; inboxId: number; sessionKey: string }
+  | { status: "rejected"; reason: string; sessionKey?: string }
+  | { status: "command"; reply: string; sessionKey: string };
+
+/** Typed send failure: the outbox retries `retryable` ones, after `retryAfterMs` if given. */
+export class ChannelSendError extends Error {
+  readonly kind: "rate_limit" | "transient" | "permanent";
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    kind: "rate_limit" | "transient" | "permanent",
+    message: string,
+    options: { cause?: unknown; retryAfterMs?: number } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "ChannelSendError";
+    this.kind = kind;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+  get retryable(): boolean {
+    return this.kind !== "permanent";
+  }
+}
+
+/** The adapter port. Optional capabilities are optional members. */
+export interface Channel {
+  readonly name: ChannelName;
+  readonly accountId: string;
+  readonly limits: ChannelLimits;
+  /** Connect and start delivering inbound messages to `sink`. */
+  start(sink: InboundSink): Promise<void>;
+  /** Stop intake and release connections. Idempotent. */
+  stop(): Promise<void>;
+  /** Send one chunk. Throws ChannelSendError. */
+  send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt>;
+  /** Show "typing…" for the target; the caller refreshes it while a run works. */
+  typing?(target: ChatTarget): Promise<void>;
+  /** Replace the text of a message this channel sent. */
+  edit?(target: ChatTarget, platformMessageId: string, text: string): Promise<void>;
+  /** Live text of a running turn (HTTP SSE); best effort, never durable. */
+  streamDelta?(target: ChatTarget & { recipientId?: string }, delta: string): void;
+}
+
+/**
+ * For channels that answer in the same exchange (HTTP, console): wait for a committed
+ * message's outcome, and read replies that were delivered while nobody was waiting.
+ */
+export interface AnswerSource {
+  waitForAnswer(
+    inboxId: number,
+    signal?: AbortSignal,
+  ): Promise<{ inboxId: number; state: "answered" | "failed" | "rejected"; replies: string[] }>;
+  /** Replies sent on `channel` to `recipientId` with id > afterId (a mailbox). */
+  listReplies(channel: ChannelName, recipientId: string, afterId: number): Promise<Array<{ id: number; text: string; createdAt: number }>>;
+}

@@ -1,0 +1,115 @@
+/**
+ * The `switchyard` command line: gateway, chat, status, doctor, help.
+ * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
+ */
+import { parseArgs } from "node:util";
+import { ConfigError } from "../config/load.js";
+import { runChat } from "./chat.js";
+import { runDoctor } from "./doctor.js";
+import { runGatewayCommand } from "./gateway-command.js";
+import { runStatus } from "./status.js";
+
+const USAGE = `usage: switchyard <command> [options]
+
+commands:
+  gateway   run the gateway daemon (default port 7420 on 127.0.0.1)
+  chat      chat with the running gateway from this terminal
+  status    show queues, runs and undelivered replies of the running gateway
+  doctor    check configuration, home folder, database, providers and channels
+  help      show this text
+
+common options:
+  --config PATH   configuration file (default ./switchyard.yaml, or SWITCHYARD_CONFIG)
+  --home DIR      state folder: database, workspace, logs (default ~/.switchyard, or SWITCHYARD_HOME)
+  --port N        gateway port (gateway: listen on it; chat/status: connect to it)
+  --url URL       gateway URL for chat/status (default http://127.0.0.1:<port>)
+  --sender NAME   your name in chat (default $USER)
+  --json          status as JSON
+`;
+
+/** Options shared by the commands. */
+export interface CliOptions {
+  config?: string;
+  home?: string;
+  port?: number;
+  url?: string;
+  sender?: string;
+  json: boolean;
+  logLevel?: string;
+}
+
+/** Entry point. */
+export async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    process.stderr.write(`switchyard: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { command, options } = parsed;
+  try {
+    switch (command) {
+      case "gateway":
+        return await runGatewayCommand(options);
+      case "chat":
+        return await runChat(options);
+      case "status":
+        return await runStatus(options);
+      case "doctor":
+        return await runDoctor(options);
+      case "help":
+      case undefined:
+        process.stdout.write(USAGE);
+        return command ? 0 : 2;
+      default:
+        process.stderr.write(`switchyard: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.describe()}\n`);
+      return 2;
+    }
+    process.stderr.write(`switchyard ${command}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+function parse(argv: string[]): { command: string | undefined; options: CliOptions } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      config: { type: "string" },
+      home: { type: "string" },
+      port: { type: "string" },
+      url: { type: "string" },
+      sender: { type: "string" },
+      json: { type: "boolean", default: false },
+      "log-level": { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+      throw new Error(`--port: found "${values.port}", expected a whole number from 0 to 65535`);
+    }
+  }
+  if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
+  return {
+    command: values.help ? "help" : positionals[0],
+    options: {
+      ...(values.config !== undefined ? { config: values.config } : {}),
+      ...(values.home !== undefined ? { home: values.home } : {}),
+      ...(port !== undefined ? { port } : {}),
+      ...(values.url !== undefined ? { url: values.url } : {}),
+      ...(values.sender !== undefined ? { sender: values.sender } : {}),
+      ...(values["log-level"] !== undefined ? { logLevel: values["log-level"] } : {}),
+      json: values.json ?? false,
+    },
+  };
+}

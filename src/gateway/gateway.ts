@@ -1,0 +1,274 @@
+/**
+ * The gateway: the router every channel delivers to (dedupe, commands, access, session key),
+ * the scheduler that turns queued inbox rows into lane tasks, start-up recovery, and graceful
+ * shutdown. The inbox is the source of truth: a lane task is only a wake-up that claims the
+ * session's oldest queued message(s) when it starts.
+ */
+import type { AcceptResult, Channel, ChatTarget, InboundMessage, InboundSink } from "../channels/types.js";
+import type { ModelProvider } from "../harness/providers/types.js";
+import type { InboxRecord, Store } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+import { newId } from "../util/ids.js";
+import type { Logger } from "../util/logger.js";
+import { helpText, parseCommand } from "./commands.js";
+import type { LaneQueue } from "./lanes/lane-queue.js";
+import type { LanePriority } from "./lanes/types.js";
+import { LaneAbortedError } from "./lanes/types.js";
+import type { GatewayMetrics } from "./metrics.js";
+import type { OutboxDispatcher } from "./outbox-dispatcher.js";
+import { type DmScope, sessionKeyFor } from "./session-key.js";
+import type { TurnRunner } from "./turn-runner.js";
+
+/** Decides whether a sender may reach the agent. Channels with platform users plug policies in. */
+export interface AccessPolicy {
+  check(message: InboundMessage): Promise<{ allowed: true } | { allowed: false; reason: string; reply?: string }>;
+}
+
+/** Local channels (console, HTTP on loopback) are the owner's own. */
+export const allowAll: AccessPolicy = { check: async () => ({ allowed: true }) };
+
+export type QueueMode = "followup" | "collect" | "steer";
+
+export interface GatewayOptions {
+  agentId: string;
+  dmScope: DmScope;
+  queueMode: QueueMode;
+  store: Store;
+  lanes: LaneQueue;
+  turns: TurnRunner;
+  outbox: OutboxDispatcher;
+  provider: ModelProvider;
+  /** "provider/model" as configured. */
+  modelRef: string;
+  access?: AccessPolicy;
+  clock: Clock;
+  logger: Logger;
+  metrics: GatewayMetrics;
+}
+
+/** What a waiting caller (HTTP request) learns when its message is finished. */
+export interface Answer {
+  inboxId: number;
+  state: "answered" | "failed" | "rejected";
+  replies: string[];
+}
+
+export class Gateway implements InboundSink {
+  readonly #o: GatewayOptions;
+  readonly #channels = new Map<string, Channel>();
+  readonly #waiters = new Map<number, Array<(answer: Answer) => void>>();
+  /** Sessions with a collect/steer turn task waiting to start. */
+  readonly #waitingTurn = new Set<string>();
+  #ready = false;
+  #accepting = true;
+  readonly startedAt: number;
+
+  constructor(options: GatewayOptions) {
+    this.#o = options;
+    this.startedAt = options.clock.now();
+  }
+
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  addChannel(channel: Channel): void {
+    this.#channels.set(`${channel.name}:${channel.accountId}`, channel);
+  }
+
+  channels(): Channel[] {
+    return [...this.#channels.values()];
+  }
+
+  channelFor = (target: ChatTarget): Channel | undefined => this.#channels.get(`${target.channel}:${target.accountId}`);
+
+  /** The router. Resolves only after the message is durably committed (or rejected). */
+  async accept(message: InboundMessage): Promise<AcceptResult> {
+    const { store, clock, logger, metrics } = this.#o;
+    if (!this.#accepting) {
+      metrics.inbound.inc({ channel: message.channel, verdict: "draining" });
+      return { status: "rejected", reason: "the gateway is shutting down; please resend in a moment" };
+    }
+    const sessionKey = sessionKeyFor(message, this.#o.agentId, this.#o.dmScope);
+    const { record, duplicate } = await store.inbox.receive(message, sessionKey, clock.now());
+    if (duplicate) {
+      metrics.inbound.inc({ channel: message.channel, verdict: "duplicate" });
+      logger.info({ inboxId: record.id, dedupeKey: record.dedupeKey }, "duplicate delivery ignored");
+      return { status: "duplicate", inboxId: record.id, sessionKey };
+    }
+    return this.#route(record);
+  }
+
+  /** Access, commands, then queue. Also used at start-up for rows left `received` by a crash. */
+  async #route(record: InboxRecord): Promise<AcceptResult> {
+    const { store, clock, logger, metrics } = this.#o;
+    const message = record.message;
+    const sessionKey = record.sessionKey;
+    const verdict = await (this.#o.access ?? allowAll).check(message);
+    if (!verdict.allowed) {
+      await store.inbox.reject(record.id, verdict.reason, clock.now());
+      metrics.inbound.inc({ channel: message.channel, verdict: "rejected" });
+      logger.info({ inboxId: record.id, senderId: message.senderId, reason: verdict.reason }, "inbound rejected");
+      this.#settle(record.id, { inboxId: record.id, state: "rejected", replies: verdict.reply ? [verdict.reply] : [] });
+      return { status: "rejected", reason: verdict.reason, sessionKey };
+    }
+    const command = parseCommand(message.text);
+    if (command) {
+      const reply = await this.#runCommand(command, sessionKey);
+      await store.inbox.reject(record.id, `command /${command}`, clock.now());
+      metrics.inbound.inc({ channel: message.channel, verdict: "command" });
+      this.#settle(record.id, { inboxId: record.id, state: "rejected", replies: [reply] });
+      return { status: "command", reply, sessionKey };
+    }
+    await store.inbox.markQueued(record.id, clock.now());
+    metrics.inbound.inc({ channel: message.channel, verdict: "accepted" });
+    this.#schedule(sessionKey, "human", 1);
+    return { status: "accepted", inboxId: record.id, sessionKey };
+  }
+
+  /** Resolves when the inbox row is finished; rejects if `signal` aborts first. */
+  async waitForAnswer(inboxId: number, signal?: AbortSignal): Promise<Answer> {
+    const pending = new Promise<Answer>((resolve, reject) => {
+      const list = this.#waiters.get(inboxId) ?? [];
+      const waiter = (answer: Answer) => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(answer);
+      };
+      const onAbort = () => {
+        const rest = (this.#waiters.get(inboxId) ?? []).filter((w) => w !== waiter);
+        if (rest.length > 0) this.#waiters.set(inboxId, rest);
+        else this.#waiters.delete(inboxId);
+        reject(signal?.reason ?? new Error("aborted"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      list.push(waiter);
+      this.#waiters.set(inboxId, list);
+    });
+    // Already finished before we registered?
+    const record = await this.#o.store.inbox.get(inboxId);
+    if (record && (record.state === "answered" || record.state === "failed")) {
+      const rows = await this.#o.store.outbox.listForInbox(inboxId);
+      this.#settle(inboxId, { inboxId, state: record.state, replies: rows.map((r) => r.text) });
+    }
+    return pending;
+  }
+
+  #settle(inboxId: number, answer: Answer): void {
+    const list = this.#waiters.get(inboxId);
+    if (!list) return;
+    this.#waiters.delete(inboxId);
+    for (const w of list) w(answer);
+  }
+
+  /** TurnRunner callback. */
+  onCommitted = (inboxIds: number[], state: "answered" | "failed", replies: string[]): void => {
+    this.#o.outbox.kick();
+    for (const id of inboxIds) this.#settle(id, { inboxId: id, state, replies });
+  };
+
+  /** Enqueues turn tasks for a session: one per message (followup) or one coalesced turn. */
+  #schedule(sessionKey: string, priority: LanePriority, messages: number, origin: "user" | "recovery" = "user"): void {
+    const mode = this.#o.queueMode;
+    const tasks = mode === "followup" ? messages : this.#waitingTurn.has(sessionKey) ? 0 : 1;
+    for (let i = 0; i < tasks; i++) {
+      if (mode !== "followup") this.#waitingTurn.add(sessionKey);
+      const handle = this.#o.lanes.enqueue({
+        sessionKey,
+        priority,
+        origin,
+        run: (ctx) => {
+          this.#waitingTurn.delete(sessionKey);
+          return this.#o.turns.run(sessionKey, mode !== "followup", ctx);
+        },
+      });
+      handle.done.then(
+        () => this.#afterTurn(sessionKey),
+        (err: unknown) => {
+          this.#waitingTurn.delete(sessionKey);
+          if (err instanceof LaneAbortedError && err.reason === "shutdown") return;
+          this.#o.logger.error({ err, sessionKey }, "turn crashed; its messages stay queued for the next turn");
+          this.#afterTurn(sessionKey);
+        },
+      );
+    }
+  }
+
+  /** Steered messages that the run did not take, and anything else still queued, get a turn. */
+  #afterTurn(sessionKey: string): void {
+    if (!this.#accepting || this.#o.queueMode === "followup") return;
+    void this.#o.store.inbox.sessionsWithQueued().then((keys) => {
+      if (keys.includes(sessionKey)) this.#schedule(sessionKey, "human", 1);
+    });
+  }
+
+  async #runCommand(command: ReturnType<typeof parseCommand> & string, sessionKey: string): Promise<string> {
+    const { store, clock, lanes } = this.#o;
+    switch (command) {
+      case "new": {
+        await store.sessions.reset(sessionKey, newId("ses"), clock.now());
+        return "Started a new session. Earlier messages are kept on disk but no longer sent to the model.";
+      }
+      case "stop":
+        return lanes.abortRunning(sessionKey, "user_stop") ? "Stopping the current turn." : "Nothing is running.";
+      case "status": {
+        const stats = lanes.stats();
+        const session = await store.sessions.get(sessionKey);
+        return [
+          `Session: ${sessionKey}${session ? ` (${session.sessionId})` : ""}`,
+          `Model: ${this.#o.modelRef}${this.#o.provider.simulated ? " — SIMULATED replies (no API key configured)" : ""}`,
+          `This session: ${lanes.isBusy(sessionKey) ? "running" : "idle"}, ${lanes.pendingCount(sessionKey)} waiting`,
+          `Gateway: ${stats.running} running, ${stats.pending.human + stats.pending.normal + stats.pending.background} waiting, ${stats.lanes} active sessions`,
+        ].join("\n");
+      }
+      case "help":
+        return helpText();
+    }
+  }
+
+  /**
+   * Start-up recovery, then ready: sending → pending, stale replies expired, rows left
+   * `received` routed again, interrupted runs re-queued, and every session with queued
+   * messages scheduled.
+   */
+  async recover(): Promise<{ requeued: number; rerouted: number; expired: number; resent: number }> {
+    const { store, clock, logger } = this.#o;
+    const resent = await store.outbox.resetSending(clock.now());
+    if (resent > 0) {
+      logger.warn({ count: resent }, "replies were mid-send when the gateway stopped; sending them again");
+    }
+    const expired = await this.#o.outbox.expireStale();
+    let rerouted = 0;
+    for (const record of await store.inbox.listUnfinished()) {
+      if (record.state !== "received") continue;
+      rerouted++;
+      await this.#route(record);
+    }
+    const requeued = await store.inbox.requeueInterrupted(clock.now());
+    const perSession = new Map<string, number>();
+    for (const record of await store.inbox.listUnfinished()) {
+      if (record.state === "queued") perSession.set(record.sessionKey, (perSession.get(record.sessionKey) ?? 0) + 1);
+    }
+    for (const [sessionKey, count] of perSession) this.#schedule(sessionKey, "human", count, "recovery");
+    if (requeued > 0 || perSession.size > 0) {
+      logger.info({ requeued, sessions: perSession.size }, "recovered unfinished messages");
+    }
+    this.#o.outbox.kick();
+    this.#ready = true;
+    return { requeued, rerouted, expired, resent };
+  }
+
+  /** Stops intake, lets running turns finish for `drainTimeoutMs`, then aborts them (they resume after restart). */
+  async shutdown(drainTimeoutMs: number): Promise<{ drained: boolean }> {
+    this.#accepting = false;
+    this.#ready = false;
+    const drained = await this.#o.lanes.drain(drainTimeoutMs);
+    if (!drained) {
+      this.#o.logger.warn({ drainTimeoutMs }, "drain timed out; aborting running turns (they resume after restart)");
+      this.#o.lanes.abortAll("shutdown");
+      await this.#o.lanes.drain(2_000);
+    }
+    await this.#o.outbox.idle();
+    await this.#o.outbox.stop();
+    return { drained };
+  }
+}

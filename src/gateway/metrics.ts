@@ -1,0 +1,124 @@
+/**
+ * A small Prometheus registry: counters, gauges and histograms with labels, rendered as the
+ * text exposition format. Series are prefixed `switchyard_`.
+ */
+
+type Labels = Record<string, string>;
+
+function labelKey(labels: Labels): string {
+  const keys = Object.keys(labels).sort();
+  return keys.map((k) => `${k}="${String(labels[k]).replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`).join(",");
+}
+
+interface Metric {
+  render(): string;
+}
+
+export class Counter implements Metric {
+  readonly #values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  inc(labels: Labels = {}, by = 1): void {
+    const k = labelKey(labels);
+    this.#values.set(k, (this.#values.get(k) ?? 0) + by);
+  }
+  get(labels: Labels = {}): number {
+    return this.#values.get(labelKey(labels)) ?? 0;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [k, v] of this.#values) lines.push(`${this.name}${k ? `{${k}}` : ""} ${v}`);
+    return lines.join("\n");
+  }
+}
+
+/** A gauge whose value is read when scraped. */
+export class Gauge implements Metric {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly collect: () => Array<[Labels, number]>,
+  ) {}
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const [labels, v] of this.collect()) {
+      const k = labelKey(labels);
+      lines.push(`${this.name}${k ? `{${k}}` : ""} ${v}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+export class Histogram implements Metric {
+  readonly #series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
+  observe(value: number, labels: Labels = {}): void {
+    const k = labelKey(labels);
+    let s = this.#series.get(k);
+    if (!s) {
+      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.#series.set(k, s);
+    }
+    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) s.counts[i]! += 1;
+    s.sum += value;
+    s.count += 1;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [k, s] of this.#series) {
+      const sep = k ? `${k},` : "";
+      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));
+      lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`);
+      lines.push(`${this.name}_sum${k ? `{${k}}` : ""} ${s.sum}`);
+      lines.push(`${this.name}_count${k ? `{${k}}` : ""} ${s.count}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+/** The gateway's metrics. */
+export class GatewayMetrics {
+  readonly runs = new Counter("switchyard_runs_total", "Agent runs by trigger and outcome.");
+  readonly inbound = new Counter("switchyard_inbound_total", "Inbound messages by channel and verdict.");
+  readonly outbound = new Counter("switchyard_outbound_total", "Outbound sends by channel and result.");
+  readonly providerErrors = new Counter("switchyard_provider_errors_total", "Model provider errors by provider and kind.");
+  readonly tokens = new Counter("switchyard_tokens_total", "Tokens by provider, model and type (input, output, cache_read, cache_write).");
+  readonly laneWait = new Histogram(
+    "switchyard_lane_wait_seconds",
+    "Time a run waited for its session lane, by priority.",
+    [0.001, 0.01, 0.1, 0.5, 1, 5, 30, 120],
+  );
+  readonly slotWait = new Histogram(
+    "switchyard_model_slot_wait_seconds",
+    "Time a model call waited for a global slot, by priority.",
+    [0.001, 0.01, 0.1, 0.5, 1, 5, 30, 120],
+  );
+  readonly runDuration = new Histogram("switchyard_run_duration_seconds", "Agent run duration.", [0.1, 0.5, 1, 5, 15, 60, 300]);
+  readonly #extra: Metric[] = [];
+
+  /** Adds a gauge read at scrape time. */
+  gauge(name: string, help: string, collect: () => Array<[Labels, number]>): void {
+    this.#extra.push(new Gauge(name, help, collect));
+  }
+
+  render(): string {
+    const all: Metric[] = [
+      this.runs,
+      this.inbound,
+      this.outbound,
+      this.providerErrors,
+      this.tokens,
+      this.laneWait,
+      this.slotWait,
+      this.runDuration,
+      ...this.#extra,
+    ];
+    return `${all.map((m) => m.render()).join("\n")}\n`;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Session keys: which conversation an inbound message belongs to. Direct messages follow the
+ * `dmScope` policy; groups and threads always get keys of their own.
+ */
+import type { InboundMessage } from "../channels/types.js";
+
+/** How direct messages map to sessions. `per-channel-peer` (default) keeps each person's DMs apart per channel. */
+export type DmScope = "per-channel-peer" | "per-peer" | "per-account-channel-peer" | "main";
+
+/** Builds the session key, e.g. `agent:main:telegram:dm:42` or `agent:main:slack:group:C1:thread:17.1`. */
+export function sessionKeyFor(message: InboundMessage, agentId: string, dmScope: DmScope): string {
+  const base = `agent:${agentId}`;
+  if (message.isDirect) {
+    const peer = clean(message.senderId);
+    switch (dmScope) {
+      case "main":
+        return `${base}:main`;
+      case "per-peer":
+        return `${base}:dm:${peer}`;
+      case "per-account-channel-peer":
+        return `${base}:${message.channel}:${clean(message.accountId)}:dm:${peer}`;
+      case "per-channel-peer":
+        return `${base}:${message.channel}:dm:${peer}`;
+    }
+  }
+  const group = `${base}:${message.channel}:group:${clean(message.chatId)}`;
+  return message.threadId ? `${group}:thread:${clean(message.threadId)}` : group;
+}
+
+/** Key segments may not contain ':' (it separates segments) or whitespace. */
+function clean(part: string): string {
+  return part.replace(/[:\s]/g, "_");
+}

@@ -1,0 +1,136 @@
+/**
+ * The model-provider port: one streamed, normalized event union for every vendor, and one
+ * error class whose `kind` drives retry and failover.
+ */
+
+/** The closed set of failure kinds. Code branches on these, never on message text. */
+export type ProviderErrorKind =
+  | "rate_limit"
+  | "overloaded"
+  | "auth"
+  | "billing"
+  | "timeout"
+  | "context_overflow"
+  | "invalid_request"
+  | "network"
+  | "aborted"
+  | "unknown";
+
+/** Kinds worth retrying on the same provider after a wait. */
+export const RETRYABLE_KINDS: ReadonlySet<ProviderErrorKind> = new Set([
+  "rate_limit",
+  "overloaded",
+  "timeout",
+  "network",
+]);
+
+/** Every provider failure, normalized. */
+export class ProviderError extends Error {
+  readonly kind: ProviderErrorKind;
+  /** Server-requested wait before retrying, when it gave one. */
+  readonly retryAfterMs: number | undefined;
+  readonly status: number | undefined;
+  readonly provider: string | undefined;
+  readonly requestId: string | undefined;
+  constructor(
+    kind: ProviderErrorKind,
+    message: string,
+    options: {
+      cause?: unknown;
+      retryAfterMs?: number;
+      status?: number;
+      provider?: string;
+      requestId?: string;
+    } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "ProviderError";
+    this.kind = kind;
+    this.retryAfterMs = options.retryAfterMs;
+    this.status = options.status;
+    this.provider = options.provider;
+    this.requestId = options.requestId;
+  }
+  get retryable(): boolean {
+    return RETRYABLE_KINDS.has(this.kind);
+  }
+}
+
+/** A tool the model may call. `parameters` is a JSON Schema object. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A tool call the model made. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text of the arguments as the model produced them. */
+  argumentsJson: string;
+}
+
+/** Conversation messages in vendor-neutral form. */
+export type ChatMessage =
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string; toolCalls: ToolCall[] }
+  | { role: "tool"; toolCallId: string; name: string; content: string; isError: boolean };
+
+/** One model call. */
+export interface ModelRequest {
+  model: string;
+  /** System prompt; stable across turns so prompt caches stay warm. */
+  system: string;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  maxTokens: number;
+}
+
+/** Token usage of one model call. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "other";
+
+/**
+ * The normalized stream. Contract: a stream never throws once iteration has begun; a failure
+ * is delivered as a final `{ type: "error" }` event and the stream ends. A successful stream
+ * ends with exactly one `stop` event. `tool_call` events carry complete arguments.
+ */
+export type ProviderEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "tool_call"; call: ToolCall }
+  | { type: "usage"; usage: TokenUsage }
+  | { type: "stop"; reason: StopReason }
+  | { type: "error"; error: ProviderError };
+
+/** A model vendor behind one interface. */
+export interface ModelProvider {
+  /** "openai" | "anthropic" | ... */
+  readonly id: string;
+  /** True when replies come from the built-in simulator, not a real model. */
+  readonly simulated: boolean;
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+}
+
+/** Adds up usage. */
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+}
+
+export const ZERO_USAGE: TokenUsage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});

@@ -1,0 +1,168 @@
+/**
+ * One bounded agent run: call the model (streaming), execute the tools it asks for through the
+ * registry boundary, loop until a final answer or the tool-call budget is spent. Every step is
+ * appended to the transcript as it happens, so a crash loses at most the step in flight. The
+ * final assistant message is returned, not appended: the caller commits it atomically with the
+ * outbox rows that deliver it.
+ */
+import type { TranscriptPayload } from "../store/types.js";
+import type { Logger } from "../util/logger.js";
+import type { ChatMessage, ModelProvider, ProviderError, TokenUsage, ToolCall } from "./providers/types.js";
+import { ZERO_USAGE, addUsage } from "./providers/types.js";
+import type { ToolRegistry } from "./tools/registry.js";
+
+/** How a run ended. */
+export type AgentRunOutcome = "answered" | "failed" | "aborted";
+
+/** The slice of the lane context a run needs. */
+export interface RunLaneContext {
+  signal: AbortSignal;
+  progress(): void;
+  acquireModelSlot(): Promise<{ release(): void }>;
+}
+
+export interface AgentRunOptions {
+  runId: string;
+  sessionKey: string;
+  provider: ModelProvider;
+  model: string;
+  system: string;
+  /** Conversation so far (already repaired), ending with the new user message(s). */
+  messages: ChatMessage[];
+  tools: ToolRegistry;
+  workspaceDir: string;
+  maxTokens: number;
+  /** Tool calls allowed in this run (default 50); past it the model must answer without tools. */
+  maxToolCallsPerRun: number;
+  lane: RunLaneContext;
+  /** Durable append of events as they happen. */
+  append(payloads: TranscriptPayload[]): Promise<void>;
+  /** Messages that arrived while running (steer mode), taken at each tool boundary. */
+  takeSteered?(): Promise<string[]>;
+  onTextDelta?(text: string): void;
+  logger: Logger;
+}
+
+export interface AgentRunResult {
+  outcome: AgentRunOutcome;
+  /** The final assistant message (answered) — not yet appended. */
+  final: Extract<TranscriptPayload, { type: "assistant" }> | null;
+  usage: TokenUsage;
+  toolCalls: number;
+  modelCalls: number;
+  error: ProviderError | Error | null;
+}
+
+const LIMIT_NOTE =
+  "The tool-call limit for this turn is reached. Do not call tools; answer the user now with what you have, and say what is left undone.";
+
+/** Runs the loop. Never throws for model or tool failures: they end up in the result. */
+export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
+  const { lane, provider, logger } = options;
+  const messages = [...options.messages];
+  let usage = ZERO_USAGE;
+  let toolCalls = 0;
+  let modelCalls = 0;
+  const toolSpecs = options.tools.specs();
+  let limitReached = false;
+
+  const result = (
+    outcome: AgentRunOutcome,
+    final: AgentRunResult["final"],
+    error: ProviderError | Error | null,
+  ): AgentRunResult => ({ outcome, final, usage, toolCalls, modelCalls, error });
+
+  for (;;) {
+    if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
+    let lease: { release(): void };
+    try {
+      lease = await lane.acquireModelSlot();
+    } catch (err) {
+      return result("aborted", null, asError(err));
+    }
+    let text = "";
+    const calls: ToolCall[] = [];
+    let failure: ProviderError | null = null;
+    modelCalls++;
+    try {
+      const request = {
+        model: options.model,
+        system: options.system,
+        messages: limitReached ? [...messages, { role: "user" as const, content: LIMIT_NOTE }] : messages,
+        tools: limitReached ? [] : toolSpecs,
+        maxTokens: options.maxTokens,
+      };
+      for await (const event of provider.stream(request, lane.signal)) {
+        lane.progress();
+        switch (event.type) {
+          case "text_delta":
+            text += event.text;
+            options.onTextDelta?.(event.text);
+            break;
+          case "tool_call":
+            calls.push(event.call);
+            break;
+          case "usage":
+            usage = addUsage(usage, event.usage);
+            break;
+          case "error":
+            failure = event.error;
+            break;
+          case "stop":
+            break;
+        }
+      }
+    } finally {
+      lease.release();
+    }
+    if (failure) {
+      if (failure.kind === "aborted" || lane.signal.aborted) return result("aborted", null, abortError(lane.signal, failure));
+      logger.warn({ kind: failure.kind, status: failure.status, err: failure.message }, "model call failed");
+      return result("failed", null, failure);
+    }
+
+    const assistant: Extract<TranscriptPayload, { type: "assistant" }> = { type: "assistant", text, toolCalls: calls };
+    if (calls.length === 0) return result("answered", assistant, null);
+
+    await options.append([assistant]);
+    messages.push({ role: "assistant", content: text, toolCalls: calls });
+
+    for (const call of calls) {
+      let content: string;
+      let isError: boolean;
+      if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
+      if (toolCalls >= options.maxToolCallsPerRun) {
+        limitReached = true;
+        content = `error: not run — the limit of ${options.maxToolCallsPerRun} tool calls per turn is reached.`;
+        isError = true;
+      } else {
+        toolCalls++;
+        const out = await options.tools.execute(call.name, call.argumentsJson, {
+          workspaceDir: options.workspaceDir,
+          sessionKey: options.sessionKey,
+          runId: options.runId,
+          signal: lane.signal,
+        });
+        content = out.content;
+        isError = out.isError;
+      }
+      lane.progress();
+      await options.append([{ type: "tool_result", toolCallId: call.id, name: call.name, content, isError }]);
+      messages.push({ role: "tool", toolCallId: call.id, name: call.name, content, isError });
+    }
+    if (toolCalls >= options.maxToolCallsPerRun) limitReached = true;
+
+    const steered = (await options.takeSteered?.()) ?? [];
+    for (const s of steered) messages.push({ role: "user", content: s });
+  }
+}
+
+function abortError(signal: AbortSignal, fallback?: Error): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  return fallback ?? new Error("aborted");
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

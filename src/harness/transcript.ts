@@ -1,0 +1,76 @@
+/**
+ * Transcript events → provider messages, and transcript repair: a crash can leave an assistant
+ * tool call without its result; providers reject such a history, so the next run first
+ * appends a synthetic error result for each orphaned call.
+ */
+import type { TranscriptEvent, TranscriptPayload } from "../store/types.js";
+import type { ChatMessage } from "./providers/types.js";
+
+/** Result text given to a tool call that a crash or shutdown interrupted. */
+export const INTERRUPTED_TOOL_RESULT =
+  "error: this tool call was interrupted (the gateway stopped before it finished); its outcome is unknown. Check before repeating it.";
+
+/**
+ * Finds assistant tool calls without a result. Returns the synthetic results to append
+ * (in call order) so the history is valid again.
+ */
+export function findOrphanedToolCalls(events: readonly TranscriptEvent[]): TranscriptPayload[] {
+  const answered = new Set<string>();
+  for (const e of events) if (e.payload.type === "tool_result") answered.add(e.payload.toolCallId);
+  const repairs: TranscriptPayload[] = [];
+  for (const e of events) {
+    if (e.payload.type !== "assistant") continue;
+    for (const call of e.payload.toolCalls) {
+      if (answered.has(call.id)) continue;
+      repairs.push({
+        type: "tool_result",
+        toolCallId: call.id,
+        name: call.name,
+        content: INTERRUPTED_TOOL_RESULT,
+        isError: true,
+        synthetic: true,
+      });
+    }
+  }
+  return repairs;
+}
+
+/**
+ * Converts transcript events to provider messages. Tool results are placed right after the
+ * assistant message that asked for them; a history cut in the middle (the tail window) is
+ * trimmed to start at a user message, so no result appears without its call.
+ */
+export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[] {
+  const payloads = events.map((e) => e.payload);
+  const start = payloads.findIndex((p) => p.type === "user");
+  if (start < 0) return [];
+  const out: ChatMessage[] = [];
+  const results = new Map<string, Extract<TranscriptPayload, { type: "tool_result" }>>();
+  for (const p of payloads) if (p.type === "tool_result") results.set(p.toolCallId, p);
+  for (const p of payloads.slice(start)) {
+    switch (p.type) {
+      case "user":
+        out.push({ role: "user", content: p.text });
+        break;
+      case "assistant": {
+        out.push({ role: "assistant", content: p.text, toolCalls: p.toolCalls });
+        for (const call of p.toolCalls) {
+          const r = results.get(call.id);
+          out.push({
+            role: "tool",
+            toolCallId: call.id,
+            name: call.name,
+            content: r?.content ?? INTERRUPTED_TOOL_RESULT,
+            isError: r?.isError ?? true,
+          });
+        }
+        break;
+      }
+      case "tool_result":
+      case "notice":
+        // Results were placed with their call; notices are for people, not the model.
+        break;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,307 @@
+/**
+ * The composition root: configuration → store, provider, lanes, harness, channels, gateway →
+ * start. The only module (with src/config and src/cli) that reads the environment.
+ */
+import { mkdirSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { HttpChannel } from "./channels/http/http-channel.js";
+import type { ChannelName } from "./channels/types.js";
+import type { Config, ProviderName } from "./config/schema.js";
+import { Gateway } from "./gateway/gateway.js";
+import { GatewayHttpServer, sendJson, sendText } from "./gateway/http-server.js";
+import { GlobalLane } from "./gateway/lanes/global-lane.js";
+import { LaneQueue } from "./gateway/lanes/lane-queue.js";
+import { GatewayMetrics } from "./gateway/metrics.js";
+import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
+import { TurnRunner } from "./gateway/turn-runner.js";
+import { defaultTemplateDir, seedWorkspace } from "./harness/memory/workspace.js";
+import { AnthropicProvider } from "./harness/providers/anthropic.js";
+import { OpenAIProvider } from "./harness/providers/openai.js";
+import { RetryingProvider } from "./harness/providers/retrying-provider.js";
+import type { ModelProvider } from "./harness/providers/types.js";
+import { fileTools } from "./harness/tools/file-tools.js";
+import { ToolRegistry } from "./harness/tools/registry.js";
+import { ModelSimulator } from "./simulator/model-simulator.js";
+import { openSqliteStore } from "./store/sqlite/open-sqlite-store.js";
+import type { Store } from "./store/types.js";
+import { type Clock, systemClock } from "./util/clock.js";
+import type { Logger } from "./util/logger.js";
+
+/** Where state lives: `--home`, then SWITCHYARD_HOME, then ~/.switchyard. */
+export function resolveHome(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  if (flag) return resolve(cwd, flag);
+  if (env.SWITCHYARD_HOME) return resolve(cwd, env.SWITCHYARD_HOME);
+  return join(homedir(), ".switchyard");
+}
+
+/** Which provider answers, resolved from config and environment. */
+export interface ProviderChoice {
+  provider: ProviderName;
+  model: string;
+  apiKey: string | undefined;
+  baseUrl: string | undefined;
+  requestTimeoutMs: number;
+  /** True when no key (and no base URL) is configured: the built-in simulator answers. */
+  simulated: boolean;
+}
+
+export function chooseProvider(config: Config, env: NodeJS.ProcessEnv): ProviderChoice {
+  const [prefix, ...rest] = config.agent.model.split("/");
+  const model = rest.join("/");
+  if (prefix === "simulator") {
+    return { provider: "anthropic", model, apiKey: undefined, baseUrl: undefined, requestTimeoutMs: 60_000, simulated: true };
+  }
+  const provider = prefix as ProviderName;
+  const settings = config.providers[provider];
+  const envKey = provider === "openai" ? env.OPENAI_API_KEY : env.ANTHROPIC_API_KEY;
+  const apiKey = settings.apiKey ?? (envKey ? envKey : undefined);
+  const simulated = !apiKey && !settings.baseUrl;
+  return { provider, model, apiKey, baseUrl: settings.baseUrl, requestTimeoutMs: settings.requestTimeoutMs, simulated };
+}
+
+export interface StartGatewayOptions {
+  config: Config;
+  configFile: string | undefined;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  /** Overrides gateway.port (e.g. --port, or 0 in tests). */
+  port?: number;
+  clock?: Clock;
+  /** Test seam: use this provider instead of resolving one. */
+  provider?: ModelProvider;
+}
+
+/** A started gateway. */
+export interface RunningGateway {
+  url: string;
+  gateway: Gateway;
+  store: Store;
+  simulated: boolean;
+  simulatorUrl: string | undefined;
+  workspaceDir: string;
+  /** Graceful stop: intake off, drain, abort, close. */
+  stop(): Promise<void>;
+}
+
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const startedAt = performance.now();
+  mkdirSync(options.home, { recursive: true });
+  const workspaceDir = config.agent.workspace ? resolve(options.home, config.agent.workspace) : join(options.home, "workspace");
+  const seeded = await seedWorkspace(defaultTemplateDir(), workspaceDir);
+  if (seeded.created.length > 0) logger.info({ workspaceDir, files: seeded.created.length }, "workspace created from template");
+
+  const store = openSqliteStore({ path: join(options.home, "switchyard.db") });
+  const metrics = new GatewayMetrics();
+
+  let simulator: ModelSimulator | undefined;
+  const choice = chooseProvider(config, options.env);
+  let provider: ModelProvider;
+  if (options.provider) provider = options.provider;
+  else {
+    let baseUrl = choice.baseUrl;
+    let apiKey = choice.apiKey;
+    if (choice.simulated) {
+      simulator = new ModelSimulator();
+      await simulator.start();
+      baseUrl = choice.provider === "openai" ? `${simulator.url}/v1` : simulator.url;
+      apiKey = "simulated-no-key";
+    }
+    const providerOptions = {
+      apiKey: apiKey ?? "no-key",
+      ...(baseUrl ? { baseUrl } : {}),
+      requestTimeoutMs: choice.requestTimeoutMs,
+      simulated: choice.simulated,
+      logger: logger.child({ name: `provider.${choice.provider}` }),
+    };
+    const inner = choice.provider === "openai" ? new OpenAIProvider(providerOptions) : new AnthropicProvider(providerOptions);
+    provider = new RetryingProvider(inner, { logger: logger.child({ name: "provider.retry" }) });
+  }
+  if (provider.simulated) {
+    logger.warn(
+      { model: config.agent.model },
+      "no model API key configured: replies are SIMULATED by the built-in model simulator (set ANTHROPIC_API_KEY or OPENAI_API_KEY for real answers)",
+    );
+  }
+
+  const pool = new GlobalLane({
+    maxConcurrent: config.lanes.maxConcurrent,
+    reservedForHuman: config.lanes.reservedForHuman,
+    onWait: (priority, waitedMs) => metrics.slotWait.observe(waitedMs / 1000, { priority }),
+  });
+  const laneLog = logger.child({ name: "gateway.lanes" });
+  const lanes = new LaneQueue({
+    pool,
+    progressTimeoutMs: config.agent.progressTimeoutMs,
+    onEvent: (e) => {
+      if (e.type === "started") metrics.laneWait.observe(e.waitedMs / 1000, { priority: e.priority });
+      else if (e.type === "aborted") laneLog.warn({ sessionKey: e.sessionKey, reason: e.reason }, "run aborted");
+    },
+  });
+
+  const tools = new ToolRegistry({ timeoutMs: config.agent.toolTimeoutMs });
+  for (const tool of fileTools()) tools.register(tool);
+
+  let gateway: Gateway | undefined;
+  const channelFor: Gateway["channelFor"] = (target) => gateway?.channelFor(target);
+  const outbox = new OutboxDispatcher({
+    store,
+    channelFor,
+    clock,
+    logger: logger.child({ name: "gateway.outbox" }),
+    metrics,
+    maxAgeMs: config.outbox.maxAgeMs,
+    maxAttempts: config.outbox.maxAttempts,
+  });
+  const turns = new TurnRunner({
+    store,
+    provider,
+    model: choice.model,
+    tools,
+    workspaceDir,
+    maxTokens: config.agent.maxTokens,
+    maxToolCallsPerRun: config.agent.maxToolCallsPerRun,
+    historyLimit: config.agent.historyLimit,
+    progressTimeoutMs: config.agent.progressTimeoutMs,
+    bootstrapMaxChars: config.agent.bootstrapMaxChars,
+    bootstrapTotalMaxChars: config.agent.bootstrapTotalMaxChars,
+    channelFor,
+    clock,
+    logger: logger.child({ name: "harness.run" }),
+    metrics,
+    onCommitted: (ids, state, replies) => gateway?.onCommitted(ids, state, replies),
+  });
+  gateway = new Gateway({
+    agentId: config.agent.id,
+    dmScope: config.session.dmScope,
+    queueMode: config.session.queueMode,
+    store,
+    lanes,
+    turns,
+    outbox,
+    provider,
+    modelRef: config.agent.model,
+    clock,
+    logger: logger.child({ name: "gateway.router" }),
+    metrics,
+  });
+  const gw = gateway;
+
+  metrics.gauge("switchyard_queue_depth", "Lane tasks waiting, by priority.", () => {
+    const s = lanes.stats();
+    return (["human", "normal", "background"] as const).map((p) => [{ priority: p }, s.pending[p]]);
+  });
+  metrics.gauge("switchyard_runs_in_flight", "Runs holding their session lane.", () => [[{}, lanes.stats().running]]);
+  metrics.gauge("switchyard_model_slots_in_use", "Global model-call slots in use.", () => [[{}, pool.inUse]]);
+  metrics.gauge("switchyard_session_lanes", "Live session lanes.", () => [[{}, lanes.stats().lanes]]);
+
+  const server = new GatewayHttpServer({
+    host: config.gateway.host,
+    port: options.port ?? config.gateway.port,
+    logger: logger.child({ name: "gateway.http" }),
+  });
+  server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
+  server.route("GET", "/readyz", (_req, res) =>
+    sendJson(res, gw.ready ? 200 : 503, { ready: gw.ready, ...(gw.ready ? {} : { reason: "recovering or shutting down" }) }),
+  );
+  server.route("GET", "/metrics", (_req, res) => sendText(res, 200, metrics.render(), "text/plain; version=0.0.4"));
+  server.route("GET", "/v1/status", async (_req, res) => {
+    sendJson(res, 200, await statusSnapshot(store, lanes, pool, gw, config, choice, provider.simulated, workspaceDir));
+  });
+
+  const answers = {
+    waitForAnswer: (id: number, signal?: AbortSignal) => gw.waitForAnswer(id, signal),
+    listReplies: async (channel: ChannelName, recipientId: string, afterId: number) =>
+      (await store.outbox.listSentFor(channel, recipientId, afterId, 100)).map((r) => ({
+        id: r.id,
+        text: r.text,
+        createdAt: r.createdAt,
+      })),
+  };
+  if (config.channels.http.enabled) {
+    gw.addChannel(new HttpChannel({ name: "http", server, answers, basePath: "/v1/chat", openaiCompatible: true }));
+  }
+  if (config.channels.console.enabled) {
+    gw.addChannel(new HttpChannel({ name: "console", server, answers, basePath: "/v1/console", openaiCompatible: false }));
+  }
+
+  await server.listen();
+  for (const channel of gw.channels()) await channel.start(gw);
+  const recovered = await gw.recover();
+  logger.info(
+    {
+      url: server.url,
+      model: config.agent.model,
+      simulated: provider.simulated,
+      home: options.home,
+      config: options.configFile ?? "(defaults)",
+      startupMs: Math.round(performance.now() - startedAt),
+      ...recovered,
+    },
+    "gateway ready",
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: server.url,
+    gateway: gw,
+    store,
+    simulated: provider.simulated,
+    simulatorUrl: simulator?.url,
+    workspaceDir,
+    stop: () => {
+      stopping ??= (async () => {
+        const { drained } = await gw.shutdown(config.gateway.drainTimeoutMs);
+        for (const channel of gw.channels()) await channel.stop();
+        await server.close();
+        await simulator?.close();
+        store.close();
+        logger.info({ drained }, "gateway stopped");
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function statusSnapshot(
+  store: Store,
+  lanes: LaneQueue,
+  pool: GlobalLane,
+  gateway: Gateway,
+  config: Config,
+  choice: ProviderChoice,
+  simulated: boolean,
+  workspaceDir: string,
+) {
+  const [inbox, outbox, runs, dead] = await Promise.all([
+    store.inbox.countByState(),
+    store.outbox.countByState(),
+    store.runs.countByOutcome(),
+    store.outbox.listByState("dead", 20),
+  ]);
+  return {
+    ready: gateway.ready,
+    uptimeMs: Date.now() - gateway.startedAt,
+    model: config.agent.model,
+    provider: choice.provider,
+    simulated,
+    workspace: workspaceDir,
+    lanes: { ...lanes.stats(), slotsInUse: pool.inUse, maxConcurrent: config.lanes.maxConcurrent },
+    inbox,
+    outbox,
+    runs,
+    sessions: await store.sessions.count(),
+    deadReplies: dead.map((r) => ({
+      id: r.id,
+      channel: r.target.channel,
+      chatId: r.target.chatId,
+      attempts: r.attempts,
+      error: r.lastError,
+      text: r.text.slice(0, 80),
+    })),
+    channels: gateway.channels().map((c) => ({ name: c.name, accountId: c.accountId })),
+  };
+}

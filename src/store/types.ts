@@ -1,0 +1,253 @@
+/**
+ * Repository contracts. Every method is async (a server database can implement the same
+ * interface later) and every atomic step is exactly one method: no transaction is held open
+ * across an await. Times are epoch milliseconds passed in by the caller's injected clock.
+ */
+import type { ChatTarget, InboundMessage } from "../channels/types.js";
+import type { TokenUsage, ToolCall } from "../harness/providers/types.js";
+
+// ---------------------------------------------------------------- inbox
+
+/**
+ * received → queued → running → answered | failed; received → rejected.
+ * `running` rows go back to `queued` on start-up (the run is redone from the transcript).
+ */
+export type InboxState = "received" | "queued" | "running" | "answered" | "failed" | "rejected";
+
+export interface InboxRecord {
+  id: number;
+  /** `${channel}:${accountId}:${platformMessageId}`; unique. */
+  dedupeKey: string;
+  sessionKey: string;
+  message: InboundMessage;
+  state: InboxState;
+  /** How many times a run claimed it (a crash mid-run makes this > 1). */
+  attempts: number;
+  /** The run that claimed it last. */
+  runId: string | null;
+  error: string | null;
+  receivedAt: number;
+  updatedAt: number;
+}
+
+export interface InboxRepo {
+  /**
+   * Commits an inbound message as `received`, or reports the existing row when the dedupe key
+   * was seen before (`duplicate: true`, nothing written).
+   */
+  receive(message: InboundMessage, sessionKey: string, now: number): Promise<{ record: InboxRecord; duplicate: boolean }>;
+  /** received → queued (passed access control). */
+  markQueued(id: number, now: number): Promise<void>;
+  /** received → rejected with a reason (not allowed, command, ...). */
+  reject(id: number, reason: string, now: number): Promise<void>;
+  /**
+   * Claims queued messages of a session for a run: the oldest one, or all of them with
+   * `all: true` (collect mode). They become `running` with `runId`, attempts + 1, and their
+   * user-message transcript events are appended (once per inbox id, ever) in the same step.
+   */
+  claim(
+    sessionKey: string,
+    sessionId: string,
+    runId: string,
+    options: { all: boolean },
+    now: number,
+  ): Promise<InboxRecord[]>;
+  get(id: number): Promise<InboxRecord | undefined>;
+  /** Rows not finished (received, queued, running), oldest first. */
+  listUnfinished(): Promise<InboxRecord[]>;
+  /** On start-up: running → queued, received → queued. Returns how many changed. */
+  requeueInterrupted(now: number): Promise<number>;
+  /** Session keys that have queued rows, in order of their oldest queued row. */
+  sessionsWithQueued(): Promise<string[]>;
+  countByState(): Promise<Record<InboxState, number>>;
+}
+
+// ---------------------------------------------------------------- outbox
+
+/** pending → sending → sent | pending (retry) | dead; pending → expired (too old to send). */
+export type OutboxState = "pending" | "sending" | "sent" | "dead" | "expired";
+
+export interface OutboxInsert {
+  target: ChatTarget;
+  replyTo?: string;
+  /** The person the reply is for (HTTP mailbox routing). */
+  recipientId?: string;
+  text: string;
+  /** Position of this chunk in its reply; chunks of one reply are sent in seq order. */
+  seq: number;
+  kind: "reply" | "notice";
+}
+
+export interface OutboxRecord extends OutboxInsert {
+  id: number;
+  sessionKey: string;
+  runId: string | null;
+  inboxId: number | null;
+  state: OutboxState;
+  attempts: number;
+  nextAttemptAt: number;
+  platformMessageId: string | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface OutboxRepo {
+  /**
+   * Claims up to `limit` due pending rows (nextAttemptAt <= now) and marks them `sending`.
+   * Never returns a row while an earlier row of the same chat is unsent (pending or sending),
+   * so chunks and replies to one chat go out in order.
+   */
+  claimDue(now: number, limit: number): Promise<OutboxRecord[]>;
+  markSent(id: number, platformMessageId: string, now: number): Promise<void>;
+  /** sending → pending with attempts + 1 and a later nextAttemptAt. */
+  markRetry(id: number, error: string, nextAttemptAt: number, now: number): Promise<void>;
+  markDead(id: number, error: string, now: number): Promise<void>;
+  /** pending rows created before `cutoff` → expired; returns them. */
+  expireOlderThan(cutoff: number, now: number): Promise<OutboxRecord[]>;
+  /** On start-up: sending → pending (the send may or may not have happened; see docs). */
+  resetSending(now: number): Promise<number>;
+  get(id: number): Promise<OutboxRecord | undefined>;
+  /** Rows for one inbox message (all states), by id. */
+  listForInbox(inboxId: number): Promise<OutboxRecord[]>;
+  /** Sent rows of a channel for one recipient with id > afterId (HTTP mailbox). */
+  listSentFor(channel: string, recipientId: string, afterId: number, limit: number): Promise<OutboxRecord[]>;
+  listByState(state: OutboxState, limit: number): Promise<OutboxRecord[]>;
+  countByState(): Promise<Record<OutboxState, number>>;
+  /** Earliest nextAttemptAt among pending rows, if any. */
+  nextDueAt(): Promise<number | undefined>;
+}
+
+// ---------------------------------------------------------------- sessions & transcript
+
+export interface SessionRecord {
+  sessionKey: string;
+  /** Current session id; `/new` starts a fresh one under the same key. */
+  sessionId: string;
+  lastTarget: ChatTarget | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SessionRepo {
+  /** Returns the session, creating it with `newSessionId` if absent. */
+  ensure(sessionKey: string, newSessionId: string, target: ChatTarget | null, now: number): Promise<SessionRecord>;
+  get(sessionKey: string): Promise<SessionRecord | undefined>;
+  /** Starts a fresh session id under the key (`/new`). */
+  reset(sessionKey: string, newSessionId: string, now: number): Promise<SessionRecord>;
+  count(): Promise<number>;
+}
+
+/** Everything a run records, in order. A tagged union, stored as JSON. */
+export type TranscriptPayload =
+  | { type: "user"; inboxId: number; text: string; senderName: string }
+  | { type: "assistant"; text: string; toolCalls: ToolCall[] }
+  | { type: "tool_result"; toolCallId: string; name: string; content: string; isError: boolean; synthetic?: boolean }
+  | { type: "notice"; text: string };
+
+export interface TranscriptEvent {
+  id: number;
+  sessionKey: string;
+  sessionId: string;
+  runId: string | null;
+  payload: TranscriptPayload;
+  createdAt: number;
+}
+
+export interface TranscriptRepo {
+  append(
+    sessionKey: string,
+    sessionId: string,
+    runId: string | null,
+    payloads: TranscriptPayload[],
+    now: number,
+  ): Promise<void>;
+  /** The last `limit` events of a session id, oldest first. */
+  tail(sessionKey: string, sessionId: string, limit: number): Promise<TranscriptEvent[]>;
+}
+
+// ---------------------------------------------------------------- runs & usage
+
+export type RunTrigger = "user" | "cron" | "heartbeat" | "wake" | "subagent" | "recovery";
+export type RunOutcome = "answered" | "failed" | "aborted" | "timeout";
+
+export interface RunRecord {
+  runId: string;
+  sessionKey: string;
+  trigger: RunTrigger;
+  channel: string | null;
+  provider: string;
+  model: string;
+  startedAt: number;
+  durationMs: number;
+  outcome: RunOutcome;
+  usage: TokenUsage;
+  toolCalls: number;
+  modelCalls: number;
+  errorKind: string | null;
+  error: string | null;
+}
+
+export interface RunRepo {
+  get(runId: string): Promise<RunRecord | undefined>;
+  recent(limit: number): Promise<RunRecord[]>;
+  countByOutcome(): Promise<Record<RunOutcome, number>>;
+}
+
+export interface UsageDay {
+  day: string;
+  provider: string;
+  model: string;
+  usage: TokenUsage;
+  runs: number;
+}
+
+export interface UsageRepo {
+  /** Totals per day, provider and model, newest day first. */
+  byDay(limit: number): Promise<UsageDay[]>;
+}
+
+// ---------------------------------------------------------------- the atomic turn
+
+/**
+ * One turn's end, written in one transaction: the final transcript events, the outbox rows
+ * (replies, or one failure notice), the inbox rows' final state, the run record and usage.
+ * Refuses (returns false, writes nothing) if any inbox row is no longer `running` under this
+ * run id, so a turn can never be answered twice.
+ */
+export interface CommitTurn {
+  sessionKey: string;
+  sessionId: string;
+  runId: string;
+  inboxIds: number[];
+  inboxState: "answered" | "failed";
+  error?: string;
+  events: TranscriptPayload[];
+  outbox: OutboxInsert[];
+  run: RunRecord;
+}
+
+/** The whole store. */
+export interface Store {
+  inbox: InboxRepo;
+  outbox: OutboxRepo;
+  sessions: SessionRepo;
+  transcript: TranscriptRepo;
+  runs: RunRepo;
+  usage: UsageRepo;
+  /** See CommitTurn. */
+  commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
+  /** Schema version the database is at. */
+  schemaVersion(): number;
+  close(): void;
+}
+
+/** Store failures with a stable code and a plain-words message. */
+export class StoreError extends Error {
+  readonly code: "locked" | "corrupt" | "read_only" | "schema_too_new" | "disk_full" | "io";
+  constructor(code: StoreError["code"], message: string, options: { cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "StoreError";
+    this.code = code;
+  }
+}
