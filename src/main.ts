@@ -50,14 +50,28 @@ export function chooseProvider(config: Config, env: NodeJS.ProcessEnv): Provider
   const [prefix, ...rest] = config.agent.model.split("/");
   const model = rest.join("/");
   if (prefix === "simulator") {
-    return { provider: "anthropic", model, apiKey: undefined, baseUrl: undefined, requestTimeoutMs: 60_000, simulated: true };
+    return {
+      provider: "anthropic",
+      model,
+      apiKey: undefined,
+      baseUrl: undefined,
+      requestTimeoutMs: 60_000,
+      simulated: true,
+    };
   }
   const provider = prefix as ProviderName;
   const settings = config.providers[provider];
   const envKey = provider === "openai" ? env.OPENAI_API_KEY : env.ANTHROPIC_API_KEY;
   const apiKey = settings.apiKey ?? (envKey ? envKey : undefined);
   const simulated = !apiKey && !settings.baseUrl;
-  return { provider, model, apiKey, baseUrl: settings.baseUrl, requestTimeoutMs: settings.requestTimeoutMs, simulated };
+  return {
+    provider,
+    model,
+    apiKey,
+    baseUrl: settings.baseUrl,
+    requestTimeoutMs: settings.requestTimeoutMs,
+    simulated,
+  };
 }
 
 export interface StartGatewayOptions {
@@ -90,9 +104,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const clock = options.clock ?? systemClock;
   const startedAt = performance.now();
   mkdirSync(options.home, { recursive: true });
-  const workspaceDir = config.agent.workspace ? resolve(options.home, config.agent.workspace) : join(options.home, "workspace");
+  const workspaceDir = config.agent.workspace
+    ? resolve(options.home, config.agent.workspace)
+    : join(options.home, "workspace");
   const seeded = await seedWorkspace(defaultTemplateDir(), workspaceDir);
-  if (seeded.created.length > 0) logger.info({ workspaceDir, files: seeded.created.length }, "workspace created from template");
+  if (seeded.created.length > 0)
+    logger.info({ workspaceDir, files: seeded.created.length }, "workspace created from template");
 
   const store = openSqliteStore({ path: join(options.home, "switchyard.db") });
   const metrics = new GatewayMetrics();
@@ -117,7 +134,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       simulated: choice.simulated,
       logger: logger.child({ name: `provider.${choice.provider}` }),
     };
-    const inner = choice.provider === "openai" ? new OpenAIProvider(providerOptions) : new AnthropicProvider(providerOptions);
+    const inner =
+      choice.provider === "openai"
+        ? new OpenAIProvider(providerOptions)
+        : new AnthropicProvider(providerOptions);
     provider = new RetryingProvider(inner, { logger: logger.child({ name: "provider.retry" }) });
   }
   if (provider.simulated) {
@@ -138,7 +158,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     progressTimeoutMs: config.agent.progressTimeoutMs,
     onEvent: (e) => {
       if (e.type === "started") metrics.laneWait.observe(e.waitedMs / 1000, { priority: e.priority });
-      else if (e.type === "aborted") laneLog.warn({ sessionKey: e.sessionKey, reason: e.reason }, "run aborted");
+      else if (e.type === "aborted")
+        laneLog.warn({ sessionKey: e.sessionKey, reason: e.reason }, "run aborted");
     },
   });
 
@@ -194,7 +215,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const s = lanes.stats();
     return (["human", "normal", "background"] as const).map((p) => [{ priority: p }, s.pending[p]]);
   });
-  metrics.gauge("switchyard_runs_in_flight", "Runs holding their session lane.", () => [[{}, lanes.stats().running]]);
+  metrics.gauge("switchyard_runs_in_flight", "Runs holding their session lane.", () => [
+    [{}, lanes.stats().running],
+  ]);
   metrics.gauge("switchyard_model_slots_in_use", "Global model-call slots in use.", () => [[{}, pool.inUse]]);
   metrics.gauge("switchyard_session_lanes", "Live session lanes.", () => [[{}, lanes.stats().lanes]]);
 
@@ -205,11 +228,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
   server.route("GET", "/readyz", (_req, res) =>
-    sendJson(res, gw.ready ? 200 : 503, { ready: gw.ready, ...(gw.ready ? {} : { reason: "recovering or shutting down" }) }),
+    sendJson(res, gw.ready ? 200 : 503, {
+      ready: gw.ready,
+      ...(gw.ready ? {} : { reason: "recovering or shutting down" }),
+    }),
   );
-  server.route("GET", "/metrics", (_req, res) => sendText(res, 200, metrics.render(), "text/plain; version=0.0.4"));
+  server.route("GET", "/metrics", (_req, res) =>
+    sendText(res, 200, metrics.render(), "text/plain; version=0.0.4"),
+  );
   server.route("GET", "/v1/status", async (_req, res) => {
-    sendJson(res, 200, await statusSnapshot(store, lanes, pool, gw, config, choice, provider.simulated, workspaceDir));
+    sendJson(
+      res,
+      200,
+      await statusSnapshot(store, lanes, pool, gw, config, choice, provider.simulated, workspaceDir),
+    );
   });
 
   const answers = {
@@ -222,10 +254,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       })),
   };
   if (config.channels.http.enabled) {
-    gw.addChannel(new HttpChannel({ name: "http", server, answers, basePath: "/v1/chat", openaiCompatible: true }));
+    gw.addChannel(
+      new HttpChannel({ name: "http", server, answers, basePath: "/v1/chat", openaiCompatible: true }),
+    );
   }
   if (config.channels.console.enabled) {
-    gw.addChannel(new HttpChannel({ name: "console", server, answers, basePath: "/v1/console", openaiCompatible: false }));
+    gw.addChannel(
+      new HttpChannel({ name: "console", server, answers, basePath: "/v1/console", openaiCompatible: false }),
+    );
   }
 
   await server.listen();

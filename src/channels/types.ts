@@ -132,5 +132,9 @@ export interface AnswerSource {
     signal?: AbortSignal,
   ): Promise<{ inboxId: number; state: "answered" | "failed" | "rejected"; replies: string[] }>;
   /** Replies sent on `channel` to `recipientId` with id > afterId (a mailbox). */
-  listReplies(channel: ChannelName, recipientId: string, afterId: number): Promise<Array<{ id: number; text: string; createdAt: number }>>;
+  listReplies(
+    channel: ChannelName,
+    recipientId: string,
+    afterId: number,
+  ): Promise<Array<{ id: number; text: string; createdAt: number }>>;
 }

@@ -13,16 +13,23 @@ export async function runChat(options: CliOptions): Promise<number> {
   try {
     const health = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3_000) });
     const body = (await health.json()) as { ready?: boolean };
-    if (!body.ready) process.stderr.write("note: the gateway is still starting; messages will wait until it is ready\n");
+    if (!body.ready)
+      process.stderr.write("note: the gateway is still starting; messages will wait until it is ready\n");
   } catch {
-    process.stderr.write(`switchyard chat: no gateway answers at ${url}; start one with \`npm start\` (or switchyard gateway)\n`);
+    process.stderr.write(
+      `switchyard chat: no gateway answers at ${url}; start one with \`npm start\` (or switchyard gateway)\n`,
+    );
     return 1;
   }
   const status = (await (await fetch(`${url}/v1/status`)).json()) as { model?: string; simulated?: boolean };
   process.stdout.write(
     `Connected to ${url} as "${sender}" — model ${status.model ?? "?"}${status.simulated ? " (SIMULATED replies: no API key configured)" : ""}.\nType a message; /help for commands, Ctrl-D to quit.\n`,
   );
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
+  const rl = createInterface({
+    input: process.stdin,
+    output: process.stdout,
+    terminal: process.stdin.isTTY === true,
+  });
   rl.setPrompt("you> ");
   rl.prompt();
   for await (const line of rl) {
@@ -64,7 +71,11 @@ async function sendAndStream(url: string, sender: string, text: string): Promise
       const event = /^event: (.*)$/m.exec(frame)?.[1];
       const data = /^data: (.*)$/m.exec(frame)?.[1];
       if (!event || !data) continue;
-      const payload = JSON.parse(data) as { text?: string; replies?: Array<{ text: string }>; error?: { message: string } };
+      const payload = JSON.parse(data) as {
+        text?: string;
+        replies?: Array<{ text: string }>;
+        error?: { message: string };
+      };
       if (event === "delta" && payload.text) {
         streamed = true;
         process.stdout.write(payload.text);

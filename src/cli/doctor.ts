@@ -23,7 +23,11 @@ export async function runDoctor(options: CliOptions): Promise<number> {
 
   let config: Config | undefined;
   try {
-    const loaded = loadConfig({ ...(options.config ? { path: options.config } : {}), cwd: process.cwd(), env: process.env });
+    const loaded = loadConfig({
+      ...(options.config ? { path: options.config } : {}),
+      cwd: process.cwd(),
+      env: process.env,
+    });
     config = loaded.config;
     add("ok", "config", loaded.file ? `${loaded.file} is valid` : "no switchyard.yaml found; using defaults");
   } catch (err) {
@@ -46,28 +50,44 @@ export async function runDoctor(options: CliOptions): Promise<number> {
     const version = store.schemaVersion();
     const dead = (await store.outbox.countByState()).dead;
     store.close();
-    add(dead > 0 ? "warn" : "ok", "database", `${dbPath} opens (schema v${version})${dead > 0 ? `; ${dead} undelivered replies (see switchyard status)` : ""}`);
+    add(
+      dead > 0 ? "warn" : "ok",
+      "database",
+      `${dbPath} opens (schema v${version})${dead > 0 ? `; ${dead} undelivered replies (see switchyard status)` : ""}`,
+    );
   } catch (err) {
     add("fail", "database", (err as Error).message);
   }
 
   if (config) {
-    const workspace = config.agent.workspace ? resolve(home, config.agent.workspace) : join(home, "workspace");
+    const workspace = config.agent.workspace
+      ? resolve(home, config.agent.workspace)
+      : join(home, "workspace");
     add(
       existsSync(join(workspace, "AGENTS.md")) ? "ok" : "warn",
       "workspace",
-      existsSync(workspace) ? workspace : `${workspace} does not exist yet; the gateway creates it from the template on start`,
+      existsSync(workspace)
+        ? workspace
+        : `${workspace} does not exist yet; the gateway creates it from the template on start`,
     );
     const choice = chooseProvider(config, process.env);
     if (choice.simulated) {
-      add("warn", "provider", `no API key for ${choice.provider}: replies will be SIMULATED (set ${choice.provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY"} or providers.${choice.provider}.apiKey)`);
+      add(
+        "warn",
+        "provider",
+        `no API key for ${choice.provider}: replies will be SIMULATED (set ${choice.provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY"} or providers.${choice.provider}.apiKey)`,
+      );
     } else {
       add(...(await probeProvider(choice.provider, choice.apiKey, choice.baseUrl)));
     }
     const enabled = Object.entries(config.channels)
       .filter(([, c]) => c.enabled)
       .map(([name]) => name);
-    add(enabled.length > 0 ? "ok" : "warn", "channels", enabled.length > 0 ? enabled.join(", ") : "no channel is enabled");
+    add(
+      enabled.length > 0 ? "ok" : "warn",
+      "channels",
+      enabled.length > 0 ? enabled.join(", ") : "no channel is enabled",
+    );
     const url = `http://${config.gateway.host}:${options.port ?? config.gateway.port}`;
     try {
       const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
@@ -87,7 +107,9 @@ async function probeProvider(
   apiKey: string | undefined,
   baseUrl: string | undefined,
 ): Promise<[Verdict, string, string]> {
-  const root = (baseUrl ?? (provider === "openai" ? "https://api.openai.com/v1" : "https://api.anthropic.com")).replace(/\/+$/, "");
+  const root = (
+    baseUrl ?? (provider === "openai" ? "https://api.openai.com/v1" : "https://api.anthropic.com")
+  ).replace(/\/+$/, "");
   const url = provider === "openai" ? `${root}/models` : `${root}/v1/models`;
   const headers: Record<string, string> =
     provider === "openai"
@@ -96,7 +118,8 @@ async function probeProvider(
   try {
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(5_000) });
     if (res.ok) return ["ok", "provider", `${provider} at ${root} accepts the key`];
-    if (res.status === 401 || res.status === 403) return ["fail", "provider", `${provider} at ${root} rejected the API key (HTTP ${res.status})`];
+    if (res.status === 401 || res.status === 403)
+      return ["fail", "provider", `${provider} at ${root} rejected the API key (HTTP ${res.status})`];
     return ["warn", "provider", `${provider} at ${root} answered HTTP ${res.status} to a model listing`];
   } catch (err) {
     return ["fail", "provider", `cannot reach ${provider} at ${root}: ${(err as Error).message}`];

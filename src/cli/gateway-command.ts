@@ -7,7 +7,11 @@ import { SecretList } from "../util/redact.js";
 import type { CliOptions } from "./main.js";
 
 export async function runGatewayCommand(options: CliOptions): Promise<number> {
-  const { config, file } = loadConfig({ ...(options.config ? { path: options.config } : {}), cwd: process.cwd(), env: process.env });
+  const { config, file } = loadConfig({
+    ...(options.config ? { path: options.config } : {}),
+    cwd: process.cwd(),
+    env: process.env,
+  });
   const home = resolveHome(options.home, process.env, process.cwd());
   const secrets = new SecretList();
   secrets.add(config.providers.openai.apiKey);

@@ -7,7 +7,11 @@ export function gatewayUrl(options: CliOptions): string {
   let port = options.port;
   let host = "127.0.0.1";
   if (port === undefined) {
-    const { config } = loadConfig({ ...(options.config ? { path: options.config } : {}), cwd: process.cwd(), env: process.env });
+    const { config } = loadConfig({
+      ...(options.config ? { path: options.config } : {}),
+      cwd: process.cwd(),
+      env: process.env,
+    });
     port = config.gateway.port;
     host = config.gateway.host === "0.0.0.0" ? "127.0.0.1" : config.gateway.host;
   }

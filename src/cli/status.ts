@@ -15,12 +15,25 @@ interface StatusBody {
   uptimeMs: number;
   model: string;
   simulated: boolean;
-  lanes: { running: number; lanes: number; slotsInUse: number; maxConcurrent: number; pending: Record<string, number> };
+  lanes: {
+    running: number;
+    lanes: number;
+    slotsInUse: number;
+    maxConcurrent: number;
+    pending: Record<string, number>;
+  };
   inbox: Record<string, number>;
   outbox: Record<string, number>;
   runs: Record<string, number>;
   sessions: number;
-  deadReplies: Array<{ id: number; channel: string; chatId: string; attempts: number; error: string | null; text: string }>;
+  deadReplies: Array<{
+    id: number;
+    channel: string;
+    chatId: string;
+    attempts: number;
+    error: string | null;
+    text: string;
+  }>;
 }
 
 export async function runStatus(options: CliOptions): Promise<number> {
@@ -48,7 +61,9 @@ export async function runStatus(options: CliOptions): Promise<number> {
   if (b.deadReplies.length > 0) {
     lines.push("undelivered replies (dead):");
     for (const d of b.deadReplies) {
-      lines.push(`  #${d.id} ${d.channel}:${d.chatId} after ${d.attempts} attempts — ${d.error ?? "?"} — "${d.text}"`);
+      lines.push(
+        `  #${d.id} ${d.channel}:${d.chatId} after ${d.attempts} attempts — ${d.error ?? "?"} — "${d.text}"`,
+      );
     }
   }
   process.stdout.write(`${lines.join("\n")}\n`);
@@ -70,9 +85,13 @@ async function offlineStatus(options: CliOptions, url: string): Promise<number> 
       store.outbox.countByState(),
       store.outbox.listByState("dead", 20),
     ]);
-    process.stdout.write(`database ${dbPath} (gateway stopped)\ninbox     ${fmt(inbox)}\noutbox    ${fmt(outbox)}\n`);
+    process.stdout.write(
+      `database ${dbPath} (gateway stopped)\ninbox     ${fmt(inbox)}\noutbox    ${fmt(outbox)}\n`,
+    );
     for (const d of dead) {
-      process.stdout.write(`  dead #${d.id} ${d.target.channel}:${d.target.chatId} — ${d.lastError ?? "?"}\n`);
+      process.stdout.write(
+        `  dead #${d.id} ${d.target.channel}:${d.target.chatId} — ${d.lastError ?? "?"}\n`,
+      );
     }
   } finally {
     store.close();

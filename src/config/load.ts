@@ -15,7 +15,9 @@ export class ConfigError extends Error {
   readonly issues: string[];
   readonly file: string | undefined;
   constructor(file: string | undefined, issues: string[]) {
-    super(`${file ? `config ${file}` : "config"}: ${issues.length === 1 ? issues[0] : `${issues.length} problems`}`);
+    super(
+      `${file ? `config ${file}` : "config"}: ${issues.length === 1 ? issues[0] : `${issues.length} problems`}`,
+    );
     this.name = "ConfigError";
     this.issues = issues;
     this.file = file;
@@ -92,7 +94,10 @@ export function parseConfig(raw: unknown, file: string | undefined): Config {
     }
     return config;
   }
-  throw new ConfigError(file, result.error.issues.map((issue) => formatIssue(issue, raw)));
+  throw new ConfigError(
+    file,
+    result.error.issues.map((issue) => formatIssue(issue, raw)),
+  );
 }
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -126,10 +131,13 @@ function formatIssue(issue: z.core.$ZodIssue, raw: unknown): string {
   }
   const last = String(issue.path[issue.path.length - 1] ?? "");
   // Never echo secrets back in an error message.
-  const found = /key|token|secret|password/i.test(last) ? "a value (hidden)" : describeValue(valueAt(raw, issue.path));
+  const found = /key|token|secret|password/i.test(last)
+    ? "a value (hidden)"
+    : describeValue(valueAt(raw, issue.path));
   let expected = issue.message;
   if (issue.code === "invalid_type") expected = `expected ${issue.expected}`;
-  else if (issue.code === "invalid_value") expected = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+  else if (issue.code === "invalid_value")
+    expected = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
   else if (issue.code === "too_small") expected = `expected at least ${String(issue.minimum)}`;
   else if (issue.code === "too_big") expected = `expected at most ${String(issue.maximum)}`;
   return `${path}: found ${found}, ${expected}`;
@@ -147,7 +155,8 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
 function describeValue(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
   if (Array.isArray(value)) return "a list";
   if (typeof value === "object") return "a mapping";
   return String(value);

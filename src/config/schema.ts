@@ -8,11 +8,9 @@ const port = z.number().int().min(0).max(65_535);
 const positiveMs = z.number().int().positive();
 
 /** "provider/model", e.g. "anthropic/claude-sonnet-4-5" or "openai/gpt-4.1". */
-export const modelRef = z
-  .string()
-  .regex(/^(openai|anthropic|simulator)\/[^\s/][^\s]*$/, {
-    message: 'expected "provider/model" where provider is openai, anthropic or simulator',
-  });
+export const modelRef = z.string().regex(/^(openai|anthropic|simulator)\/[^\s/][^\s]*$/, {
+  message: 'expected "provider/model" where provider is openai, anthropic or simulator',
+});
 
 const providerSettings = z.strictObject({
   /** API key; `${OPENAI_API_KEY}` style substitution works. Falls back to the environment. */
@@ -40,7 +38,7 @@ export const configSchema = z.strictObject({
         .regex(/^[a-z0-9][a-z0-9_-]*$/, { message: "expected lowercase letters, digits, - or _" })
         .default("main"),
       /** Primary model as provider/model. Without a key for that provider, the simulator answers. */
-      model: modelRef.default("anthropic/claude-sonnet-4-5"),
+      model: modelRef.default("anthropic/claude-sonnet-5-5"),
       /** Workspace folder; default <home>/workspace. */
       workspace: z.string().min(1).optional(),
       maxTokens: z.number().int().positive().default(4096),
@@ -71,7 +69,9 @@ export const configSchema = z.strictObject({
   session: z
     .strictObject({
       /** How direct messages map to sessions. */
-      dmScope: z.enum(["per-channel-peer", "per-peer", "per-account-channel-peer", "main"]).default("per-channel-peer"),
+      dmScope: z
+        .enum(["per-channel-peer", "per-peer", "per-account-channel-peer", "main"])
+        .default("per-channel-peer"),
       /** What a message does when its session is busy. */
       queueMode: z.enum(["followup", "collect", "steer"]).default("followup"),
     })

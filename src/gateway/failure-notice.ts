@@ -14,7 +14,10 @@ export function failureNotice(error: unknown, progressTimeoutMs: number): { text
         kind: "progress_timeout",
       };
     }
-    return { text: `⚠️ Sorry, I couldn't answer: the turn was aborted (${error.reason}).`, kind: error.reason };
+    return {
+      text: `⚠️ Sorry, I couldn't answer: the turn was aborted (${error.reason}).`,
+      kind: error.reason,
+    };
   }
   if (error instanceof ProviderError) {
     const provider = error.provider ?? "the model provider";
@@ -33,7 +36,10 @@ export function failureNotice(error: unknown, progressTimeoutMs: number): { text
     return { text: `⚠️ Sorry, I couldn't answer: ${reasons[error.kind]}.`, kind: error.kind };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { text: `⚠️ Sorry, I couldn't answer: internal error (${truncate(message, 120)}).`, kind: "internal" };
+  return {
+    text: `⚠️ Sorry, I couldn't answer: internal error (${truncate(message, 120)}).`,
+    kind: "internal",
+  };
 }
 
 function truncate(text: string, max: number): string {

@@ -21,7 +21,9 @@ import type { TurnRunner } from "./turn-runner.js";
 
 /** Decides whether a sender may reach the agent. Channels with platform users plug policies in. */
 export interface AccessPolicy {
-  check(message: InboundMessage): Promise<{ allowed: true } | { allowed: false; reason: string; reply?: string }>;
+  check(
+    message: InboundMessage,
+  ): Promise<{ allowed: true } | { allowed: false; reason: string; reply?: string }>;
 }
 
 /** Local channels (console, HTTP on loopback) are the owner's own. */
@@ -80,7 +82,8 @@ export class Gateway implements InboundSink {
     return [...this.#channels.values()];
   }
 
-  channelFor = (target: ChatTarget): Channel | undefined => this.#channels.get(`${target.channel}:${target.accountId}`);
+  channelFor = (target: ChatTarget): Channel | undefined =>
+    this.#channels.get(`${target.channel}:${target.accountId}`);
 
   /** The router. Resolves only after the message is durably committed (or rejected). */
   async accept(message: InboundMessage): Promise<AcceptResult> {
@@ -108,8 +111,15 @@ export class Gateway implements InboundSink {
     if (!verdict.allowed) {
       await store.inbox.reject(record.id, verdict.reason, clock.now());
       metrics.inbound.inc({ channel: message.channel, verdict: "rejected" });
-      logger.info({ inboxId: record.id, senderId: message.senderId, reason: verdict.reason }, "inbound rejected");
-      this.#settle(record.id, { inboxId: record.id, state: "rejected", replies: verdict.reply ? [verdict.reply] : [] });
+      logger.info(
+        { inboxId: record.id, senderId: message.senderId, reason: verdict.reason },
+        "inbound rejected",
+      );
+      this.#settle(record.id, {
+        inboxId: record.id,
+        state: "rejected",
+        replies: verdict.reply ? [verdict.reply] : [],
+      });
       return { status: "rejected", reason: verdict.reason, sessionKey };
     }
     const command = parseCommand(message.text);
@@ -167,7 +177,12 @@ export class Gateway implements InboundSink {
   };
 
   /** Enqueues turn tasks for a session: one per message (followup) or one coalesced turn. */
-  #schedule(sessionKey: string, priority: LanePriority, messages: number, origin: "user" | "recovery" = "user"): void {
+  #schedule(
+    sessionKey: string,
+    priority: LanePriority,
+    messages: number,
+    origin: "user" | "recovery" = "user",
+  ): void {
     const mode = this.#o.queueMode;
     const tasks = mode === "followup" ? messages : this.#waitingTurn.has(sessionKey) ? 0 : 1;
     for (let i = 0; i < tasks; i++) {
@@ -186,7 +201,10 @@ export class Gateway implements InboundSink {
         (err: unknown) => {
           this.#waitingTurn.delete(sessionKey);
           if (err instanceof LaneAbortedError && err.reason === "shutdown") return;
-          this.#o.logger.error({ err, sessionKey }, "turn crashed; its messages stay queued for the next turn");
+          this.#o.logger.error(
+            { err, sessionKey },
+            "turn crashed; its messages stay queued for the next turn",
+          );
           this.#afterTurn(sessionKey);
         },
       );
@@ -209,7 +227,9 @@ export class Gateway implements InboundSink {
         return "Started a new session. Earlier messages are kept on disk but no longer sent to the model.";
       }
       case "stop":
-        return lanes.abortRunning(sessionKey, "user_stop") ? "Stopping the current turn." : "Nothing is running.";
+        return lanes.abortRunning(sessionKey, "user_stop")
+          ? "Stopping the current turn."
+          : "Nothing is running.";
       case "status": {
         const stats = lanes.stats();
         const session = await store.sessions.get(sessionKey);
@@ -246,7 +266,8 @@ export class Gateway implements InboundSink {
     const requeued = await store.inbox.requeueInterrupted(clock.now());
     const perSession = new Map<string, number>();
     for (const record of await store.inbox.listUnfinished()) {
-      if (record.state === "queued") perSession.set(record.sessionKey, (perSession.get(record.sessionKey) ?? 0) + 1);
+      if (record.state === "queued")
+        perSession.set(record.sessionKey, (perSession.get(record.sessionKey) ?? 0) + 1);
     }
     for (const [sessionKey, count] of perSession) this.#schedule(sessionKey, "human", count, "recovery");
     if (requeued > 0 || perSession.size > 0) {
@@ -263,7 +284,10 @@ export class Gateway implements InboundSink {
     this.#ready = false;
     const drained = await this.#o.lanes.drain(drainTimeoutMs);
     if (!drained) {
-      this.#o.logger.warn({ drainTimeoutMs }, "drain timed out; aborting running turns (they resume after restart)");
+      this.#o.logger.warn(
+        { drainTimeoutMs },
+        "drain timed out; aborting running turns (they resume after restart)",
+      );
       this.#o.lanes.abortAll("shutdown");
       await this.#o.lanes.drain(2_000);
     }

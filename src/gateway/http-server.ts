@@ -122,7 +122,8 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > maxBytes) throw new HttpError(413, `request body is larger than ${maxBytes} bytes`, "too_large");
+    if (size > maxBytes)
+      throw new HttpError(413, `request body is larger than ${maxBytes} bytes`, "too_large");
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString("utf8");
@@ -140,11 +141,19 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
-export function sendText(res: ServerResponse, status: number, text: string, contentType = "text/plain; charset=utf-8"): void {
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  contentType = "text/plain; charset=utf-8",
+): void {
   res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(text) });
   res.end(text);
 }

@@ -73,7 +73,8 @@ export class Histogram implements Metric {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [k, s] of this.#series) {
       const sep = k ? `${k},` : "";
-      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));
+      for (const [i, b] of this.buckets.entries())
+        lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`);
       lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`);
       lines.push(`${this.name}_sum${k ? `{${k}}` : ""} ${s.sum}`);
       lines.push(`${this.name}_count${k ? `{${k}}` : ""} ${s.count}`);
@@ -87,8 +88,14 @@ export class GatewayMetrics {
   readonly runs = new Counter("switchyard_runs_total", "Agent runs by trigger and outcome.");
   readonly inbound = new Counter("switchyard_inbound_total", "Inbound messages by channel and verdict.");
   readonly outbound = new Counter("switchyard_outbound_total", "Outbound sends by channel and result.");
-  readonly providerErrors = new Counter("switchyard_provider_errors_total", "Model provider errors by provider and kind.");
-  readonly tokens = new Counter("switchyard_tokens_total", "Tokens by provider, model and type (input, output, cache_read, cache_write).");
+  readonly providerErrors = new Counter(
+    "switchyard_provider_errors_total",
+    "Model provider errors by provider and kind.",
+  );
+  readonly tokens = new Counter(
+    "switchyard_tokens_total",
+    "Tokens by provider, model and type (input, output, cache_read, cache_write).",
+  );
   readonly laneWait = new Histogram(
     "switchyard_lane_wait_seconds",
     "Time a run waited for its session lane, by priority.",
@@ -99,7 +106,11 @@ export class GatewayMetrics {
     "Time a model call waited for a global slot, by priority.",
     [0.001, 0.01, 0.1, 0.5, 1, 5, 30, 120],
   );
-  readonly runDuration = new Histogram("switchyard_run_duration_seconds", "Agent run duration.", [0.1, 0.5, 1, 5, 15, 60, 300]);
+  readonly runDuration = new Histogram(
+    "switchyard_run_duration_seconds",
+    "Agent run duration.",
+    [0.1, 0.5, 1, 5, 15, 60, 300],
+  );
   readonly #extra: Metric[] = [];
 
   /** Adds a gauge read at scrape time. */

@@ -26,7 +26,9 @@ export interface OutboxDispatcherOptions {
 }
 
 export class OutboxDispatcher {
-  readonly #o: Required<Omit<OutboxDispatcherOptions, "store" | "channelFor" | "clock" | "logger" | "metrics">> &
+  readonly #o: Required<
+    Omit<OutboxDispatcherOptions, "store" | "channelFor" | "clock" | "logger" | "metrics">
+  > &
     OutboxDispatcherOptions;
   #running = false;
   #again = false;
@@ -45,7 +47,12 @@ export class OutboxDispatcher {
     const expired = await store.outbox.expireOlderThan(clock.now() - this.#o.maxAgeMs, clock.now());
     for (const row of expired) {
       logger.warn(
-        { outboxId: row.id, channel: row.target.channel, chatId: row.target.chatId, ageMs: clock.now() - row.createdAt },
+        {
+          outboxId: row.id,
+          channel: row.target.channel,
+          chatId: row.target.chatId,
+          ageMs: clock.now() - row.createdAt,
+        },
         "reply expired unsent: older than outbox.maxAgeMs",
       );
     }
@@ -114,7 +121,11 @@ export class OutboxDispatcher {
     const channel = this.#o.channelFor(row.target);
     const log = logger.child({ outboxId: row.id, channel: row.target.channel, chatId: row.target.chatId });
     if (!channel) {
-      await store.outbox.markDead(row.id, `channel ${row.target.channel}/${row.target.accountId} is not configured`, clock.now());
+      await store.outbox.markDead(
+        row.id,
+        `channel ${row.target.channel}/${row.target.accountId} is not configured`,
+        clock.now(),
+      );
       log.error("reply dead: its channel is not configured");
       metrics.outbound.inc({ channel: row.target.channel, result: "dead" });
       return;
@@ -142,7 +153,9 @@ export class OutboxDispatcher {
       const sendError =
         err instanceof ChannelSendError
           ? err
-          : new ChannelSendError("transient", err instanceof Error ? err.message : String(err), { cause: err });
+          : new ChannelSendError("transient", err instanceof Error ? err.message : String(err), {
+              cause: err,
+            });
       const attempts = row.attempts + 1;
       if (!sendError.retryable || attempts >= this.#o.maxAttempts) {
         await store.outbox.markDead(row.id, `${sendError.kind}: ${sendError.message}`, clock.now());
@@ -151,8 +164,16 @@ export class OutboxDispatcher {
         return;
       }
       const backoff = sendError.retryAfterMs ?? Math.min(60_000, this.#o.retryBaseMs * 2 ** (attempts - 1));
-      await store.outbox.markRetry(row.id, `${sendError.kind}: ${sendError.message}`, clock.now() + backoff, clock.now());
-      log.warn({ attempts, retryInMs: backoff, kind: sendError.kind, err: sendError.message }, "send failed; will retry");
+      await store.outbox.markRetry(
+        row.id,
+        `${sendError.kind}: ${sendError.message}`,
+        clock.now() + backoff,
+        clock.now(),
+      );
+      log.warn(
+        { attempts, retryInMs: backoff, kind: sendError.kind, err: sendError.message },
+        "send failed; will retry",
+      );
       metrics.outbound.inc({ channel: row.target.channel, result: "retry" });
     }
   }

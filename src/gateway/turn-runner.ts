@@ -79,7 +79,10 @@ export class TurnRunner {
       const tail = await store.transcript.tail(sessionKey, sessionId, o.historyLimit);
       const repairs = findOrphanedToolCalls(tail);
       if (repairs.length > 0) {
-        log.warn({ count: repairs.length }, "transcript repair: tool calls left without results by an interruption");
+        log.warn(
+          { count: repairs.length },
+          "transcript repair: tool calls left without results by an interruption",
+        );
         await store.transcript.append(sessionKey, sessionId, runId, repairs, clock.now());
       }
       const prompt = await assembleSystemPrompt({
@@ -157,7 +160,8 @@ export class TurnRunner {
         );
       } else {
         const notice = failureNotice(result.error, o.progressTimeoutMs);
-        if (result.error instanceof LaneAbortedError && result.error.reason === "user_stop") run.outcome = "aborted";
+        if (result.error instanceof LaneAbortedError && result.error.reason === "user_stop")
+          run.outcome = "aborted";
         if (notice.kind === "progress_timeout") run.outcome = "timeout";
         run.errorKind = notice.kind;
         run.error = result.error?.message ?? null;
@@ -192,7 +196,13 @@ export class TurnRunner {
       o.metrics.tokens.inc({ ...labels, type: "cache_read" }, result.usage.cacheReadTokens);
       o.metrics.tokens.inc({ ...labels, type: "cache_write" }, result.usage.cacheWriteTokens);
       log.info(
-        { outcome: run.outcome, durationMs, toolCalls: result.toolCalls, usage: result.usage, errorKind: run.errorKind },
+        {
+          outcome: run.outcome,
+          durationMs,
+          toolCalls: result.toolCalls,
+          usage: result.usage,
+          errorKind: run.errorKind,
+        },
         "turn finished",
       );
       o.onCommitted(inboxIds, run.outcome === "answered" ? "answered" : "failed", replies);
@@ -204,7 +214,9 @@ export class TurnRunner {
   #keepTyping(channel: Channel | undefined, target: ChatTarget, signal: AbortSignal): () => void {
     if (!channel?.typing) return () => {};
     const send = () => {
-      channel.typing?.(target).catch((err: unknown) => this.#o.logger.debug({ err }, "typing indicator failed"));
+      channel
+        .typing?.(target)
+        .catch((err: unknown) => this.#o.logger.debug({ err }, "typing indicator failed"));
     };
     send();
     const timer = setInterval(send, TYPING_REFRESH_MS);

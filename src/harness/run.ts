@@ -116,12 +116,17 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       lease.release();
     }
     if (failure) {
-      if (failure.kind === "aborted" || lane.signal.aborted) return result("aborted", null, abortError(lane.signal, failure));
+      if (failure.kind === "aborted" || lane.signal.aborted)
+        return result("aborted", null, abortError(lane.signal, failure));
       logger.warn({ kind: failure.kind, status: failure.status, err: failure.message }, "model call failed");
       return result("failed", null, failure);
     }
 
-    const assistant: Extract<TranscriptPayload, { type: "assistant" }> = { type: "assistant", text, toolCalls: calls };
+    const assistant: Extract<TranscriptPayload, { type: "assistant" }> = {
+      type: "assistant",
+      text,
+      toolCalls: calls,
+    };
     if (calls.length === 0) return result("answered", assistant, null);
 
     await options.append([assistant]);

@@ -35,7 +35,11 @@ export interface InboxRepo {
    * Commits an inbound message as `received`, or reports the existing row when the dedupe key
    * was seen before (`duplicate: true`, nothing written).
    */
-  receive(message: InboundMessage, sessionKey: string, now: number): Promise<{ record: InboxRecord; duplicate: boolean }>;
+  receive(
+    message: InboundMessage,
+    sessionKey: string,
+    now: number,
+  ): Promise<{ record: InboxRecord; duplicate: boolean }>;
   /** received → queued (passed access control). */
   markQueued(id: number, now: number): Promise<void>;
   /** received → rejected with a reason (not allowed, command, ...). */
@@ -131,7 +135,12 @@ export interface SessionRecord {
 
 export interface SessionRepo {
   /** Returns the session, creating it with `newSessionId` if absent. */
-  ensure(sessionKey: string, newSessionId: string, target: ChatTarget | null, now: number): Promise<SessionRecord>;
+  ensure(
+    sessionKey: string,
+    newSessionId: string,
+    target: ChatTarget | null,
+    now: number,
+  ): Promise<SessionRecord>;
   get(sessionKey: string): Promise<SessionRecord | undefined>;
   /** Starts a fresh session id under the key (`/new`). */
   reset(sessionKey: string, newSessionId: string, now: number): Promise<SessionRecord>;
@@ -142,7 +151,14 @@ export interface SessionRepo {
 export type TranscriptPayload =
   | { type: "user"; inboxId: number; text: string; senderName: string }
   | { type: "assistant"; text: string; toolCalls: ToolCall[] }
-  | { type: "tool_result"; toolCallId: string; name: string; content: string; isError: boolean; synthetic?: boolean }
+  | {
+      type: "tool_result";
+      toolCallId: string;
+      name: string;
+      content: string;
+      isError: boolean;
+      synthetic?: boolean;
+    }
   | { type: "notice"; text: string };
 
 export interface TranscriptEvent {

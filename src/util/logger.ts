@@ -28,7 +28,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = options.secrets ?? new SecretList();
   const level = options.level ?? "info";
   const pretty =
-    options.format === "pretty" || (options.format !== "json" && !options.destination && process.stdout.isTTY === true);
+    options.format === "pretty" ||
+    (options.format !== "json" && !options.destination && process.stdout.isTTY === true);
   let main: DestinationStream = options.destination ?? pino.destination({ dest: 1, sync: false });
   if (pretty) main = prettyStream();
   const streams: StreamEntry[] = [{ stream: main, level: level as StreamEntry["level"] }];
@@ -61,5 +62,10 @@ export function silentLogger(): Logger {
 function prettyStream(): DestinationStream {
   const require = createRequire(import.meta.url);
   const pinoPretty = require("pino-pretty") as (opts: object) => DestinationStream;
-  return pinoPretty({ colorize: true, translateTime: "HH:MM:ss.l", ignore: "pid,hostname", messageKey: "msg" });
+  return pinoPretty({
+    colorize: true,
+    translateTime: "HH:MM:ss.l",
+    ignore: "pid,hostname",
+    messageKey: "msg",
+  });
 }

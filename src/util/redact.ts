@@ -20,7 +20,11 @@ const RULES: RedactionRule[] = [
   // Telegram bot token: <bot id>:<35 chars>.
   { name: "telegram", pattern: /\b\d{6,12}:[A-Za-z0-9_-]{30,}/g, keep: 0 },
   // Discord bot token: base64 id . timestamp . hmac.
-  { name: "discord", pattern: /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g, keep: 0 },
+  {
+    name: "discord",
+    pattern: /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g,
+    keep: 0,
+  },
   { name: "github", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g, keep: 4 },
   { name: "google", pattern: /\bAIza[A-Za-z0-9_-]{30,}/g, keep: 4 },
   // Authorization header values, whatever the scheme.
@@ -30,7 +34,11 @@ const RULES: RedactionRule[] = [
     keep: -1,
   },
   { name: "bearer", pattern: /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g, keep: 7 },
-  { name: "pem", pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, keep: 0 },
+  {
+    name: "pem",
+    pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+    keep: 0,
+  },
 ];
 
 const MARK = "[REDACTED]";

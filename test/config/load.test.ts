@@ -42,12 +42,16 @@ describe("config", () => {
   });
 
   it("names the key path, the value found and what was expected", () => {
-    expect(issuesOf("gateway:\n  port: 99999\n")).toEqual(["gateway.port: found 99999, expected at most 65535"]);
+    expect(issuesOf("gateway:\n  port: 99999\n")).toEqual([
+      "gateway.port: found 99999, expected at most 65535",
+    ]);
     expect(issuesOf("gateway:\n  port: abc\n")).toEqual(['gateway.port: found "abc", expected number']);
     expect(issuesOf("session:\n  queueMode: fast\n")).toEqual([
       'session.queueMode: found "fast", expected one of "followup", "collect", "steer"',
     ]);
-    expect(issuesOf("agent:\n  model: gpt-4o\n")[0]).toMatch(/^agent\.model: found "gpt-4o", expected "provider\/model"/);
+    expect(issuesOf("agent:\n  model: gpt-4o\n")[0]).toMatch(
+      /^agent\.model: found "gpt-4o", expected "provider\/model"/,
+    );
   });
 
   it("reports unknown keys instead of ignoring them", () => {
@@ -64,7 +68,9 @@ describe("config", () => {
   });
 
   it("checks cross-field rules", () => {
-    expect(issuesOf("lanes:\n  maxConcurrent: 2\n  reservedForHuman: 2\n")[0]).toMatch(/reservedForHuman: found 2, expected fewer than/);
+    expect(issuesOf("lanes:\n  maxConcurrent: 2\n  reservedForHuman: 2\n")[0]).toMatch(
+      /reservedForHuman: found 2, expected fewer than/,
+    );
   });
 
   it("reports YAML syntax errors and non-mapping documents", () => {

@@ -5,7 +5,8 @@ import { SecretList, redactSecrets } from "../../src/util/redact.js";
 
 // Real key shapes (random, not live credentials).
 const KEYS = {
-  anthropic: "sk-ant-api03-Zq8v2LkPq9xYw3nR7tB1mC4dF6gH8jK0lM2nP4qR6sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4u-ABCDEF12",
+  anthropic:
+    "sk-ant-api03-Zq8v2LkPq9xYw3nR7tB1mC4dF6gH8jK0lM2nP4qR6sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4u-ABCDEF12",
   openai: "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWx",
   openaiLegacy: "sk-4fXy0123456789abcdefABCDEFghijklmnopQRSTuv",
   slackBot: "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",

@@ -101,7 +101,11 @@ export class HttpChannel implements Channel {
     return sink.accept(message);
   }
 
-  #validate(body: Record<string, unknown>, senderField: string, text: unknown): { sender: string; text: string } {
+  #validate(
+    body: Record<string, unknown>,
+    senderField: string,
+    text: unknown,
+  ): { sender: string; text: string } {
     const sender = body[senderField] ?? (senderField === "user" ? "openai-client" : undefined);
     if (typeof sender !== "string" || !/^[\w.@+-]{1,128}$/.test(sender)) {
       throw new HttpError(
@@ -158,13 +162,20 @@ export class HttpChannel implements Channel {
       if (!res.writableFinished) controller.abort(new Error("client went away"));
     };
     res.on("close", onClose);
-    const timer = setTimeout(() => controller.abort(new Error("timeout")), this.#o.answerTimeoutMs ?? 600_000);
+    const timer = setTimeout(
+      () => controller.abort(new Error("timeout")),
+      this.#o.answerTimeoutMs ?? 600_000,
+    );
     try {
       return await this.#o.answers.waitForAnswer(inboxId, controller.signal);
     } catch {
       // The reply will still be delivered to the mailbox (GET …/replies).
       if (!res.headersSent && !req.destroyed) {
-        sendJson(res, 202, { accepted: true, inboxId, note: "still working; fetch the reply from the replies endpoint" });
+        sendJson(res, 202, {
+          accepted: true,
+          inboxId,
+          note: "still working; fetch the reply from the replies endpoint",
+        });
       }
       return undefined;
     } finally {
@@ -174,7 +185,11 @@ export class HttpChannel implements Channel {
   }
 
   #openSse(res: ServerResponse, chatId: string) {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
     const write: StreamWriter = (delta) => {
       res.write(`event: delta\ndata: ${JSON.stringify({ text: delta })}\n\n`);
     };
@@ -205,9 +220,11 @@ export class HttpChannel implements Channel {
 
   async #replies(res: ServerResponse, url: URL): Promise<void> {
     const sender = url.searchParams.get("sender") ?? "";
-    if (!/^[\w.@+-]{1,128}$/.test(sender)) throw new HttpError(400, '"sender" query parameter is required', "invalid_sender");
+    if (!/^[\w.@+-]{1,128}$/.test(sender))
+      throw new HttpError(400, '"sender" query parameter is required', "invalid_sender");
     const after = Number(url.searchParams.get("after") ?? "0");
-    if (!Number.isInteger(after) || after < 0) throw new HttpError(400, '"after" must be a whole number', "invalid_after");
+    if (!Number.isInteger(after) || after < 0)
+      throw new HttpError(400, '"after" must be a whole number', "invalid_after");
     const replies = await this.#o.answers.listReplies(this.name, sender, after);
     sendJson(res, 200, { replies });
   }
@@ -215,7 +232,8 @@ export class HttpChannel implements Channel {
   async #completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJsonBody(req, this.#o.server.maxBodyBytes);
     const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : undefined;
-    if (!messages || messages.length === 0) throw new HttpError(400, '"messages" must be a non-empty array', "invalid_messages");
+    if (!messages || messages.length === 0)
+      throw new HttpError(400, '"messages" must be a non-empty array', "invalid_messages");
     const lastUser = [...messages].reverse().find((m) => isRecord(m) && m.role === "user");
     const text = isRecord(lastUser) ? contentText(lastUser.content) : undefined;
     const { sender } = this.#validate(body, "user", text ?? "");
@@ -239,7 +257,10 @@ export class HttpChannel implements Channel {
       let replyText: string;
       let streamed = false;
       if (result.status === "rejected") {
-        if (!stream) return sendJson(res, 403, { error: { message: result.reason, type: "rejected", code: "rejected" } });
+        if (!stream)
+          return sendJson(res, 403, {
+            error: { message: result.reason, type: "rejected", code: "rejected" },
+          });
         replyText = result.reason;
       } else if (result.status === "command") {
         replyText = result.reply;

@@ -1,0 +1,134 @@
+/**
+ * Retry on the same provider, as a wrapper implementing the same port. A failure is retried
+ * only when its kind is retryable and nothing of the reply (text or tool call) has been passed
+ * on yet: a partial answer is never replayed.
+ */
+import type { Logger } from "../../util/logger.js";
+import { type ModelProvider, type ModelRequest, type ProviderEvent, ProviderError } from "./types.js";
+
+/** Options of {@link RetryingProvider}. */
+export interface RetryingProviderOptions {
+  /** Attempts in total, the first included; default 3. */
+  maxAttempts?: number;
+  /** First backoff when the server named no wait; doubles per retry; default 500 ms. */
+  baseDelayMs?: number;
+  /** Cap of the computed backoff; default 8_000 ms. */
+  maxDelayMs?: number;
+  /** Cap of a server-requested wait (`retry-after`); default 60_000 ms. */
+  maxRetryAfterMs?: number;
+  /** Backoff jitter as a fraction of the delay, ±; default 0.2. */
+  jitterRatio?: number;
+  /** Waits `ms`, rejecting when `signal` aborts; default an abortable setTimeout. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Uniform [0, 1) source for jitter; default Math.random. */
+  random?: () => number;
+  /** Where retries are logged; default none. */
+  logger?: Logger;
+}
+
+/** Waits `ms`, or rejects as soon as `signal` aborts; the timer is always cleared. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Wraps a provider with retries. The wait is the server's `retryAfterMs` (capped at
+ * `maxRetryAfterMs`) when given, else exponential backoff `baseDelayMs × 2^(retry-1)` with
+ * ±`jitterRatio` jitter, capped at `maxDelayMs`. Waits honour the AbortSignal: an abort while
+ * waiting ends the stream with an `aborted` error. Like every provider, it never throws.
+ */
+export class RetryingProvider implements ModelProvider {
+  readonly id: string;
+  readonly simulated: boolean;
+  readonly #inner: ModelProvider;
+  readonly #maxAttempts: number;
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+  readonly #maxRetryAfterMs: number;
+  readonly #jitterRatio: number;
+  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #random: () => number;
+  readonly #logger: Logger | undefined;
+
+  constructor(inner: ModelProvider, options: RetryingProviderOptions = {}) {
+    this.#inner = inner;
+    this.id = inner.id;
+    this.simulated = inner.simulated;
+    this.#maxAttempts = check("maxAttempts", options.maxAttempts ?? 3, 1, true);
+    this.#baseDelayMs = check("baseDelayMs", options.baseDelayMs ?? 500, 0);
+    this.#maxDelayMs = check("maxDelayMs", options.maxDelayMs ?? 8_000, 0);
+    this.#maxRetryAfterMs = check("maxRetryAfterMs", options.maxRetryAfterMs ?? 60_000, 0);
+    this.#jitterRatio = check("jitterRatio", options.jitterRatio ?? 0.2, 0);
+    if (this.#jitterRatio > 1)
+      throw new RangeError(`RetryingProviderOptions.jitterRatio: got ${this.#jitterRatio}, expected 0..1`);
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#random = options.random ?? Math.random;
+    this.#logger = options.logger;
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
+    for (let attempt = 1; ; attempt++) {
+      let produced = false;
+      let failure: ProviderError | undefined;
+      try {
+        for await (const event of this.#inner.stream(request, signal)) {
+          if (event.type === "error") {
+            failure = event.error;
+            break;
+          }
+          if (event.type === "text_delta" || event.type === "tool_call") produced = true;
+          yield event;
+        }
+      } catch (err) {
+        // The inner provider broke the contract by throwing; keep ours.
+        failure = new ProviderError("unknown", `${this.id} stream threw`, { cause: err, provider: this.id });
+      }
+      if (!failure) return;
+      if (produced || !failure.retryable || attempt >= this.#maxAttempts || signal.aborted) {
+        yield { type: "error", error: failure };
+        return;
+      }
+      const waitMs = this.#delayMs(failure, attempt);
+      this.#logger?.warn(
+        { provider: this.id, kind: failure.kind, attempt, maxAttempts: this.#maxAttempts, waitMs },
+        "model call failed; retrying",
+      );
+      try {
+        await this.#sleep(waitMs, signal);
+      } catch (err) {
+        const aborted = new ProviderError("aborted", `${this.id} aborted while waiting to retry`, {
+          cause: err,
+          provider: this.id,
+        });
+        yield { type: "error", error: aborted };
+        return;
+      }
+    }
+  }
+
+  #delayMs(failure: ProviderError, attempt: number): number {
+    if (failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, this.#maxRetryAfterMs);
+    const backoff = this.#baseDelayMs * 2 ** (attempt - 1);
+    const jitter = 1 + (this.#random() * 2 - 1) * this.#jitterRatio;
+    return Math.round(Math.min(backoff * jitter, this.#maxDelayMs));
+  }
+}
+
+function check(field: string, value: number, min: number, integer = false): number {
+  if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    const expected = integer ? `an integer >= ${min}` : `a number >= ${min}`;
+    throw new RangeError(`RetryingProviderOptions.${field}: got ${value}, expected ${expected}`);
+  }
+  return value;
+}

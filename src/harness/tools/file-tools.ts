@@ -1,0 +1,318 @@
+/**
+ * The workspace file tools: read_file, write_file, edit_file and list_files. Every path goes
+ * through resolveInWorkspace, which confines it to the workspace after resolving symlinks, so
+ * neither `..` nor a link planted in the workspace reaches the rest of the machine.
+ */
+import type { Dirent } from "node:fs";
+import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { Tool, ToolOutput } from "./types.js";
+import { ToolError } from "./types.js";
+
+/** Largest file read_file and edit_file load. */
+export const MAX_READ_BYTES = 2 * 1024 * 1024;
+/** Entries list_files returns before it stops. */
+export const MAX_LIST_ENTRIES = 500;
+/** Symlinks followed while resolving one path before giving up (as the OS does with ELOOP). */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * Resolves `relPath` against the workspace and returns its real absolute path. Refuses, with
+ * ToolError("path_outside_workspace") naming the path: absolute paths, `..` escapes, and any
+ * symlink on the way (the final file included, dangling ones too) that leads outside. For a
+ * path that does not exist yet, the deepest existing parent decides. The workspace folder
+ * itself may be a symlink.
+ */
+export async function resolveInWorkspace(workspaceDir: string, relPath: string): Promise<string> {
+  if (relPath.includes("\0"))
+    throw new ToolError("invalid_arguments", `path ${JSON.stringify(relPath)} contains a NUL character`);
+  if (path.isAbsolute(relPath)) throw outside(relPath, "absolute paths are not allowed");
+  const root = await realpath(workspaceDir).catch((err: unknown) => {
+    throw new ToolError("not_found", `the workspace folder ${workspaceDir} does not exist`, { cause: err });
+  });
+  const lexical = path.resolve(root, relPath);
+  if (!isInside(root, lexical)) throw outside(relPath, "it climbs out of the workspace with ..");
+  const real = await realpathLoose(lexical, 0);
+  if (!isInside(root, real)) throw outside(relPath, "a symbolic link on it leads out of the workspace");
+  return real;
+}
+
+/** The four workspace file tools, confined to `ctx.workspaceDir`. */
+export function fileTools(): Tool[] {
+  return [readFileTool, writeFileTool, editFileTool, listFilesTool];
+}
+
+const readFileTool: Tool = {
+  name: "read_file",
+  description:
+    "Read a text file from the workspace. Optional offset (first line, counting from 1) and limit (number of lines) read part of a large file. Files over 2 MB are refused.",
+  parameters: {
+    type: "object",
+    properties: {
+      path: { type: "string", description: "File path relative to the workspace root, e.g. MEMORY.md" },
+      offset: { type: "integer", minimum: 1, description: "First line to return, from 1 (default 1)" },
+      limit: { type: "integer", minimum: 1, description: "Maximum number of lines to return (default: all)" },
+    },
+    required: ["path"],
+    additionalProperties: false,
+  },
+  run: (args, ctx) =>
+    guarded(args, async (rel) => {
+      const text = await loadText(await resolveInWorkspace(ctx.workspaceDir, rel), rel);
+      const offset = optionalInt(args, "offset") ?? 1;
+      const limit = optionalInt(args, "limit");
+      if (text === "") return { content: "(empty file)" };
+      const lines = text.split("\n");
+      if (lines[lines.length - 1] === "") lines.pop(); // a final newline ends the last line
+      if (offset > lines.length) {
+        throw new ToolError(
+          "invalid_arguments",
+          `offset ${offset} is past the end of ${rel}, which has ${lines.length} lines`,
+        );
+      }
+      const last = limit === undefined ? lines.length : Math.min(lines.length, offset - 1 + limit);
+      if (offset === 1 && last === lines.length) return { content: text };
+      const slice = lines.slice(offset - 1, last).join("\n");
+      const more = last < lines.length ? `; continue with offset=${last + 1}` : "";
+      return { content: `${slice}\n\n[lines ${offset}–${last} of ${lines.length}${more}]` };
+    }),
+};
+
+const writeFileTool: Tool = {
+  name: "write_file",
+  description:
+    "Create a file in the workspace or replace its whole content. Missing folders are created. Overwrites: read an existing file first, and prefer edit_file for small changes.",
+  parameters: {
+    type: "object",
+    properties: {
+      path: { type: "string", description: "File path relative to the workspace root" },
+      content: { type: "string", description: "The complete new content of the file" },
+    },
+    required: ["path", "content"],
+    additionalProperties: false,
+  },
+  run: (args, ctx) =>
+    guarded(args, async (rel) => {
+      const content = requiredString(args, "content");
+      const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
+      const existed = await stat(abs).then(
+        (s) => s.isFile(),
+        () => false,
+      );
+      await mkdir(path.dirname(abs), { recursive: true });
+      await writeFile(abs, content, "utf8");
+      return {
+        content: `wrote ${content.length} characters to ${rel} (${existed ? "replaced" : "created"})`,
+      };
+    }),
+};
+
+const editFileTool: Tool = {
+  name: "edit_file",
+  description:
+    "Replace one passage in a workspace file. old_text must match the file exactly (whitespace and line breaks included) and occur exactly once; include more surrounding text if it is not unique.",
+  parameters: {
+    type: "object",
+    properties: {
+      path: { type: "string", description: "File path relative to the workspace root" },
+      old_text: { type: "string", description: "The exact text to replace; must occur exactly once" },
+      new_text: { type: "string", description: "The text to put in its place (may be empty)" },
+    },
+    required: ["path", "old_text", "new_text"],
+    additionalProperties: false,
+  },
+  run: (args, ctx) =>
+    guarded(args, async (rel) => {
+      const oldText = requiredString(args, "old_text");
+      const newText = requiredString(args, "new_text");
+      if (oldText === "") throw new ToolError("invalid_arguments", "old_text must not be empty");
+      const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
+      const text = await loadText(abs, rel);
+      const first = text.indexOf(oldText);
+      if (first === -1) {
+        const crlf =
+          text.includes("\r\n") && !oldText.includes("\r") ? " The file uses CRLF line endings." : "";
+        throw new ToolError(
+          "not_found",
+          `old_text was not found in ${rel}. It must match exactly, including whitespace and line breaks.${crlf} Read the file again and copy the passage.`,
+        );
+      }
+      const count = countOccurrences(text, oldText);
+      if (count > 1) {
+        throw new ToolError(
+          "failed",
+          `old_text occurs ${count} times in ${rel}; it must occur exactly once. Include more of the surrounding text.`,
+        );
+      }
+      await writeFile(abs, text.slice(0, first) + newText + text.slice(first + oldText.length), "utf8");
+      const line = text.slice(0, first).split("\n").length;
+      return { content: `edited ${rel}: replaced 1 passage starting at line ${line}` };
+    }),
+};
+
+const listFilesTool: Tool = {
+  name: "list_files",
+  description:
+    "List a folder of the workspace (the root by default). Paths are shown relative to the workspace root; folders end with /. With recursive, subfolders are listed too, up to 500 entries.",
+  parameters: {
+    type: "object",
+    properties: {
+      path: { type: "string", description: 'Folder relative to the workspace root (default ".")' },
+      recursive: { type: "boolean", description: "Also list subfolders (default false)" },
+    },
+    additionalProperties: false,
+  },
+  run: (args, ctx) =>
+    guarded({ path: ".", ...args }, async (rel) => {
+      const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
+      const root = await realpath(ctx.workspaceDir);
+      if (!(await stat(abs)).isDirectory()) {
+        throw new ToolError("failed", `${rel} is a file, not a folder; use read_file to read it`);
+      }
+      const lines: string[] = [];
+      const complete = await walk(abs, root, args.recursive === true, lines, ctx.signal);
+      if (lines.length === 0) return { content: "(empty folder)" };
+      if (!complete) lines.push(`[… stopped at ${MAX_LIST_ENTRIES} entries; list a subfolder to see more]`);
+      return { content: lines.join("\n") };
+    }),
+};
+
+/** Depth-first, sorted; symlinks are shown but not followed. Returns false when the cap stopped it. */
+async function walk(
+  dir: string,
+  root: string,
+  recursive: boolean,
+  out: string[],
+  signal: AbortSignal,
+): Promise<boolean> {
+  signal.throwIfAborted();
+  const entries: Dirent[] = await readdir(dir, { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    if (out.length >= MAX_LIST_ENTRIES) return false;
+    const abs = path.join(dir, entry.name);
+    const shown = path.relative(root, abs).split(path.sep).join("/");
+    if (entry.isSymbolicLink()) {
+      out.push(`${shown} (symbolic link)`);
+    } else if (entry.isDirectory()) {
+      out.push(`${shown}/`);
+      if (recursive && entry.name !== ".git" && !(await walk(abs, root, true, out, signal))) return false;
+    } else {
+      out.push(shown);
+    }
+  }
+  return true;
+}
+
+/** Runs a tool body with its `path` argument, turning fs errors into ToolErrors. */
+async function guarded(
+  args: Record<string, unknown>,
+  body: (rel: string) => Promise<ToolOutput>,
+): Promise<ToolOutput> {
+  const rel = requiredString(args, "path");
+  try {
+    return await body(rel);
+  } catch (err) {
+    throw toToolError(err, rel);
+  }
+}
+
+/** Reads a UTF-8 text file, refusing folders, files over MAX_READ_BYTES and binary files. */
+async function loadText(abs: string, rel: string): Promise<string> {
+  const s = await stat(abs);
+  if (s.isDirectory())
+    throw new ToolError("failed", `${rel} is a folder, not a file; use list_files to see inside`);
+  if (s.size > MAX_READ_BYTES) {
+    const mb = (s.size / (1024 * 1024)).toFixed(1);
+    throw new ToolError(
+      "failed",
+      `${rel} is ${mb} MB; files over 2 MB cannot be read with read_file or edit_file`,
+    );
+  }
+  const buffer = await readFile(abs);
+  if (buffer.subarray(0, 8192).includes(0))
+    throw new ToolError("failed", `${rel} looks like a binary file, not text`);
+  return buffer.toString("utf8");
+}
+
+/** fs error codes → what the model is told. Anything else becomes "failed" with its message. */
+const FS_ERRORS: Record<string, { code: ToolError["code"]; say: (rel: string) => string }> = {
+  ENOENT: { code: "not_found", say: (rel) => `${rel} does not exist; list_files shows what is there` },
+  ENOTDIR: {
+    code: "not_found",
+    say: (rel) => `${rel} does not exist: part of the path is a file, not a folder`,
+  },
+  EISDIR: { code: "failed", say: (rel) => `${rel} is a folder, not a file` },
+  EACCES: { code: "failed", say: (rel) => `permission denied for ${rel}` },
+  EPERM: { code: "failed", say: (rel) => `permission denied for ${rel}` },
+  ELOOP: { code: "failed", say: (rel) => `${rel} goes through too many symbolic links` },
+  ENOSPC: { code: "failed", say: () => "the disk is full" },
+};
+
+function toToolError(err: unknown, rel: string): ToolError {
+  if (err instanceof ToolError) return err;
+  const errno = err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
+  const known = errno === undefined ? undefined : FS_ERRORS[errno];
+  if (known) return new ToolError(known.code, known.say(rel), { cause: err });
+  return new ToolError("failed", err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+/**
+ * Like fs.realpath, but for a path whose tail does not exist yet: resolves the deepest existing
+ * part (following a dangling symlink to where it points) and appends the rest.
+ */
+async function realpathLoose(p: string, hops: number): Promise<string> {
+  try {
+    return await realpath(p);
+  } catch (err) {
+    if (!isErrno(err, "ENOENT") && !isErrno(err, "ENOTDIR")) throw err;
+  }
+  const parent = path.dirname(p);
+  if (parent === p) return p;
+  const realParent = await realpathLoose(parent, hops);
+  const here = path.join(realParent, path.basename(p));
+  const link = await lstat(here).then(
+    (s) => s.isSymbolicLink(),
+    () => false,
+  );
+  if (!link) return here;
+  if (hops >= MAX_LINK_HOPS) throw new ToolError("failed", `too many symbolic links while resolving ${p}`);
+  return realpathLoose(path.resolve(realParent, await readlink(here)), hops + 1);
+}
+
+function outside(relPath: string, why: string): ToolError {
+  return new ToolError(
+    "path_outside_workspace",
+    `path ${JSON.stringify(relPath)} is outside the workspace (${why}); use a path relative to the workspace root, such as "notes/todo.md"`,
+  );
+}
+
+function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+function countOccurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) count++;
+  return count;
+}
+
+function requiredString(args: Record<string, unknown>, key: string): string {
+  const value = args[key];
+  if (typeof value !== "string") throw new ToolError("invalid_arguments", `${key} must be a string`);
+  return value;
+}
+
+function optionalInt(args: Record<string, unknown>, key: string): number | undefined {
+  const value = args[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new ToolError("invalid_arguments", `${key} must be an integer ≥ 1`);
+  }
+  return value;
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return err instanceof Error && "code" in err && err.code === code;
+}

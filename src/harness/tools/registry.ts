@@ -1,0 +1,283 @@
+/**
+ * The tool boundary. Every tool call the model makes goes through ToolRegistry.execute, which
+ * validates the arguments against the tool's schema, runs it under a timeout and the run's
+ * abort signal, turns every failure into a result the model can act on, redacts secrets and
+ * caps the size. Nothing a tool does can throw past this point.
+ */
+import { redactSecrets } from "../../util/redact.js";
+import type { ToolSpec } from "../providers/types.js";
+import type { JsonSchemaObject, JsonSchemaProperty, Tool, ToolContext, ToolOutput } from "./types.js";
+import { ToolError } from "./types.js";
+
+/** What the model sees of one tool call. */
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+  /**
+   * Why it failed, when the boundary decided: a ToolError code, or "timeout" / "aborted".
+   * Absent on success and when the tool itself reported `isError`.
+   */
+  code?: string;
+}
+
+export interface ToolRegistryOptions {
+  /** Characters of one result; longer results keep their head and tail. Default 16_000. */
+  maxResultChars?: number;
+  /** Time one call may take before its signal is aborted and an error returned. Default 60_000. */
+  timeoutMs?: number;
+}
+
+/** Smallest accepted `maxResultChars`: room for the omission marker and some text. */
+const MIN_RESULT_CHARS = 200;
+
+/** Holds the tools of a run and executes calls to them through one boundary. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+  readonly #maxResultChars: number;
+  readonly #timeoutMs: number;
+
+  /** Throws a RangeError naming the field when an option is not a positive integer. */
+  constructor(options: ToolRegistryOptions = {}) {
+    this.#maxResultChars = checkInt("maxResultChars", options.maxResultChars ?? 16_000, MIN_RESULT_CHARS);
+    this.#timeoutMs = checkInt("timeoutMs", options.timeoutMs ?? 60_000, 1);
+  }
+
+  /** Adds a tool; throws when a tool of the same name is already registered. */
+  register(tool: Tool): this {
+    if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
+    this.#tools.set(tool.name, tool);
+    return this;
+  }
+
+  /** The registered tools, in registration order. */
+  list(): Tool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** What the model is told about each tool, in registration order. */
+  specs(): ToolSpec[] {
+    return this.list().map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: { ...t.parameters },
+    }));
+  }
+
+  /**
+   * Runs one call. Never throws: unknown tools, invalid arguments, ToolErrors, other throws,
+   * timeouts and aborts all come back as `isError` results with a `code`. Every result is
+   * redacted, then capped at `maxResultChars`.
+   */
+  async execute(name: string, argumentsJson: string, ctx: ToolContext): Promise<ToolResult> {
+    const result = await this.#execute(name, argumentsJson, ctx);
+    return { ...result, content: capMiddle(redactSecrets(result.content), this.#maxResultChars) };
+  }
+
+  async #execute(name: string, argumentsJson: string, ctx: ToolContext): Promise<ToolResult> {
+    const tool = this.#tools.get(name);
+    if (!tool) {
+      const valid = [...this.#tools.keys()].join(", ") || "(none)";
+      return failure("unknown_tool", `there is no tool named "${name}". Valid tools: ${valid}.`);
+    }
+    const parsed = parseArguments(argumentsJson);
+    const problems = parsed.ok ? validate(parsed.value, tool.parameters) : [parsed.problem];
+    if (!parsed.ok || problems.length > 0) {
+      const list = problems.map((p) => `- ${p}`).join("\n");
+      return failure(
+        "invalid_arguments",
+        `invalid arguments for ${name}:\n${list}\nExpected parameters: ${describeParameters(tool.parameters)}.`,
+      );
+    }
+    if (ctx.signal.aborted) return failure("aborted", `${name} was not run: the run was aborted.`);
+    return this.#runWithLimits(tool, parsed.value, ctx);
+  }
+
+  async #runWithLimits(tool: Tool, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const controller = new AbortController();
+    let timedOut = false;
+    let settle: ((r: ToolResult) => void) | undefined;
+    const stopped = new Promise<ToolResult>((resolve) => {
+      settle = resolve;
+    });
+    const onAbort = (): void => {
+      controller.abort(ctx.signal.reason);
+      settle?.(failure("aborted", `${tool.name} was stopped: the run was aborted.`));
+    };
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`${tool.name} timed out after ${this.#timeoutMs} ms`));
+      settle?.(
+        failure("timeout", `${tool.name} did not finish within ${this.#timeoutMs} ms and was stopped.`),
+      );
+    }, this.#timeoutMs);
+    try {
+      // new Promise(...) also catches a tool that throws synchronously.
+      const running = new Promise<ToolOutput>((resolve) =>
+        resolve(tool.run(args, { ...ctx, signal: controller.signal })),
+      )
+        .then((out): ToolResult => ({ content: out.content, isError: out.isError === true }))
+        .catch((err: unknown): ToolResult => {
+          if (timedOut)
+            return failure("timeout", `${tool.name} did not finish within ${this.#timeoutMs} ms.`);
+          if (ctx.signal.aborted) return failure("aborted", `${tool.name} was stopped: the run was aborted.`);
+          if (err instanceof ToolError) return failure(err.code, err.message);
+          return failure(
+            "failed",
+            `${tool.name} failed: ${err instanceof Error ? err.message : String(err)}`,
+          );
+        });
+      // A tool that ignores its signal still loses the race; its late outcome is dropped.
+      return await Promise.race([running, stopped]);
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+function failure(code: string, message: string): ToolResult {
+  return { content: `error (${code}): ${message}`, isError: true, code };
+}
+
+type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; problem: string };
+
+function parseArguments(json: string): Parsed {
+  // Some models send "" for a call without arguments.
+  if (json.trim() === "") return { ok: true, value: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return {
+      ok: false,
+      problem: `arguments are not valid JSON (${err instanceof Error ? err.message : "parse error"})`,
+    };
+  }
+  if (!isPlainObject(value)) {
+    return { ok: false, problem: `arguments must be a JSON object, got ${typeName(value)}` };
+  }
+  return { ok: true, value };
+}
+
+/** Every problem with `args` under `schema`, one line each; empty when valid. */
+function validate(args: Record<string, unknown>, schema: JsonSchemaObject): string[] {
+  const problems: string[] = [];
+  for (const key of schema.required ?? []) {
+    if (args[key] === undefined) problems.push(`missing required property "${key}"`);
+  }
+  for (const [key, value] of Object.entries(args)) {
+    const prop = schema.properties[key];
+    if (prop === undefined) {
+      if (schema.additionalProperties === false) problems.push(`unexpected property "${key}"`);
+      continue;
+    }
+    checkValue(value, prop, `"${key}"`, problems);
+  }
+  return problems;
+}
+
+function checkValue(value: unknown, prop: JsonSchemaProperty, where: string, problems: string[]): void {
+  if (!hasType(value, prop.type)) {
+    problems.push(`${where} must be ${article(prop.type)}, got ${typeName(value)}`);
+    return;
+  }
+  if (prop.enum && !(typeof value === "string" && prop.enum.includes(value))) {
+    problems.push(
+      `${where} must be one of ${prop.enum.map((e) => JSON.stringify(e)).join(", ")}, got ${JSON.stringify(value)}`,
+    );
+  }
+  if (typeof value === "number") {
+    if (prop.minimum !== undefined && value < prop.minimum)
+      problems.push(`${where} must be ≥ ${prop.minimum}, got ${value}`);
+    if (prop.maximum !== undefined && value > prop.maximum)
+      problems.push(`${where} must be ≤ ${prop.maximum}, got ${value}`);
+  }
+  if (Array.isArray(value) && prop.items) {
+    const items = prop.items;
+    value.forEach((item, i) => {
+      checkValue(item, items, `${where}[${i}]`, problems);
+    });
+  }
+}
+
+function hasType(value: unknown, type: JsonSchemaProperty["type"]): boolean {
+  switch (type) {
+    case "string":
+      return typeof value === "string";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "integer":
+      return typeof value === "number" && Number.isInteger(value);
+    case "boolean":
+      return typeof value === "boolean";
+    case "array":
+      return Array.isArray(value);
+    case "object":
+      return isPlainObject(value);
+  }
+}
+
+/** `path (string, required), offset (integer ≥ 1, optional), mode ("a" | "b", optional)`. */
+function describeParameters(schema: JsonSchemaObject): string {
+  const required = new Set(schema.required ?? []);
+  const entries = Object.entries(schema.properties);
+  if (entries.length === 0) return "none";
+  return entries
+    .map(([key, prop]) => {
+      const type = prop.enum ? prop.enum.map((e) => JSON.stringify(e)).join(" | ") : describeType(prop);
+      return `${key} (${type}, ${required.has(key) ? "required" : "optional"})`;
+    })
+    .join(", ");
+}
+
+function describeType(prop: JsonSchemaProperty): string {
+  if (prop.type === "array" && prop.items) return `array of ${describeType(prop.items)}`;
+  const bounds = [
+    prop.minimum !== undefined ? `≥ ${prop.minimum}` : "",
+    prop.maximum !== undefined ? `≤ ${prop.maximum}` : "",
+  ].filter((b) => b !== "");
+  return bounds.length > 0 ? `${prop.type} ${bounds.join(" ")}` : prop.type;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number" && Number.isInteger(value)) return `the number ${value}`;
+  if (typeof value === "string") return `a string`;
+  return article(typeof value);
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Keeps the head (70%) and tail of `text` within `max` characters, marking what was left out. */
+function capMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Reserve room for the marker with the largest count it could show.
+  const reserve = `\n\n[… ${text.length} characters omitted …]\n\n`.length;
+  const budget = max - reserve;
+  let headEnd = Math.floor(budget * 0.7);
+  let tailStart = text.length - (budget - headEnd);
+  if (isSurrogate(text.charCodeAt(headEnd - 1), 0xd800)) headEnd--;
+  if (isSurrogate(text.charCodeAt(tailStart), 0xdc00)) tailStart++;
+  const omitted = tailStart - headEnd;
+  return `${text.slice(0, headEnd)}\n\n[… ${omitted} characters omitted …]\n\n${text.slice(tailStart)}`;
+}
+
+/** True when `code` is a surrogate half starting at `base` (0xd800 high, 0xdc00 low). */
+function isSurrogate(code: number, base: number): boolean {
+  return code >= base && code <= base + 0x3ff;
+}
+
+function checkInt(field: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) {
+    throw new RangeError(`ToolRegistryOptions.${field} must be an integer ≥ ${min}, got ${String(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,225 @@
+/**
+ * The inbox in SQLite: every accepted inbound message, deduplicated by platform id, moving
+ * received → queued → running → answered | failed (or received → rejected).
+ */
+import type { Database, Statement, Transaction } from "better-sqlite3";
+import type { InboundMessage } from "../../channels/types.js";
+import type { InboxRecord, InboxRepo, InboxState } from "../types.js";
+import { guard } from "./errors.js";
+import type { SqliteTranscriptRepo } from "./transcript-repo.js";
+
+interface InboxRow {
+  id: number;
+  dedupe_key: string;
+  session_key: string;
+  message: string;
+  state: InboxState;
+  attempts: number;
+  run_id: string | null;
+  error: string | null;
+  received_at: number;
+  updated_at: number;
+}
+
+type Received = { record: InboxRecord; duplicate: boolean };
+
+const INBOX_STATES: readonly InboxState[] = [
+  "received",
+  "queued",
+  "running",
+  "answered",
+  "failed",
+  "rejected",
+];
+
+/** The dedupe key of an inbound message: `${channel}:${accountId}:${platformMessageId}`. */
+export function inboxDedupeKey(message: InboundMessage): string {
+  return `${message.channel}:${message.accountId}:${message.platformMessageId}`;
+}
+
+/**
+ * InboxRepo over one better-sqlite3 connection. State changes only apply from the states the
+ * contract names (markQueued and reject only touch `received` rows); anything else is a no-op,
+ * so a late or repeated call cannot move a row backwards.
+ */
+export class SqliteInboxRepo implements InboxRepo {
+  readonly #path: string;
+  readonly #transcript: SqliteTranscriptRepo;
+  readonly #receiveTx: Transaction<(message: InboundMessage, sessionKey: string, now: number) => Received>;
+  readonly #claimTx: Transaction<
+    (sessionKey: string, sessionId: string, runId: string, all: boolean, now: number) => InboxRecord[]
+  >;
+  readonly #insert: Statement<
+    [{ dedupeKey: string; sessionKey: string; message: string; now: number }],
+    InboxRow
+  >;
+  readonly #byDedupeKey: Statement<[string], InboxRow>;
+  readonly #byId: Statement<[number], InboxRow>;
+  readonly #toQueued: Statement<[number, number]>;
+  readonly #toRejected: Statement<[string, number, number]>;
+  readonly #queuedOf: Statement<[string, number], InboxRow>;
+  readonly #toRunning: Statement<[string, number, number]>;
+  readonly #unfinished: Statement<[], InboxRow>;
+  readonly #requeue: Statement<[number]>;
+  readonly #queuedSessions: Statement<[], { session_key: string }>;
+  readonly #countByState: Statement<[], { state: InboxState; n: number }>;
+  readonly #finish: Statement<[InboxState, string | null, number, number, string]>;
+
+  constructor(db: Database, path: string, transcript: SqliteTranscriptRepo) {
+    this.#path = path;
+    this.#transcript = transcript;
+    this.#insert = db.prepare(
+      `INSERT INTO inbox (dedupe_key, session_key, message, state, attempts, received_at, updated_at)
+       VALUES (@dedupeKey, @sessionKey, @message, 'received', 0, @now, @now)
+       ON CONFLICT (dedupe_key) DO NOTHING
+       RETURNING *`,
+    );
+    this.#byDedupeKey = db.prepare("SELECT * FROM inbox WHERE dedupe_key = ?");
+    this.#byId = db.prepare("SELECT * FROM inbox WHERE id = ?");
+    this.#toQueued = db.prepare(
+      "UPDATE inbox SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'received'",
+    );
+    this.#toRejected = db.prepare(
+      "UPDATE inbox SET state = 'rejected', error = ?, updated_at = ? WHERE id = ? AND state = 'received'",
+    );
+    // LIMIT -1 is "no limit" in SQLite: one statement serves both claim modes.
+    this.#queuedOf = db.prepare(
+      "SELECT * FROM inbox WHERE session_key = ? AND state = 'queued' ORDER BY id LIMIT ?",
+    );
+    this.#toRunning = db.prepare(
+      `UPDATE inbox SET state = 'running', run_id = ?, attempts = attempts + 1, updated_at = ?
+       WHERE id = ? AND state = 'queued'`,
+    );
+    this.#unfinished = db.prepare(
+      "SELECT * FROM inbox WHERE state IN ('received', 'queued', 'running') ORDER BY id",
+    );
+    this.#requeue = db.prepare(
+      "UPDATE inbox SET state = 'queued', updated_at = ? WHERE state IN ('running', 'received')",
+    );
+    this.#queuedSessions = db.prepare(
+      "SELECT session_key FROM inbox WHERE state = 'queued' GROUP BY session_key ORDER BY MIN(id)",
+    );
+    this.#countByState = db.prepare("SELECT state, COUNT(*) AS n FROM inbox GROUP BY state");
+    this.#finish = db.prepare(
+      `UPDATE inbox SET state = ?, error = ?, updated_at = ?
+       WHERE id = ? AND state = 'running' AND run_id = ?`,
+    );
+    this.#receiveTx = db.transaction((message: InboundMessage, sessionKey: string, now: number): Received => {
+      const dedupeKey = inboxDedupeKey(message);
+      const inserted = this.#insert.get({ dedupeKey, sessionKey, message: JSON.stringify(message), now });
+      if (inserted) return { record: toInboxRecord(inserted), duplicate: false };
+      const existing = this.#byDedupeKey.get(dedupeKey);
+      if (!existing) throw new Error(`inbox row ${dedupeKey} vanished during receive`);
+      return { record: toInboxRecord(existing), duplicate: true };
+    });
+    this.#claimTx = db.transaction(
+      (sessionKey: string, sessionId: string, runId: string, all: boolean, now: number): InboxRecord[] => {
+        const claimed = this.#queuedOf.all(sessionKey, all ? -1 : 1).map((row) => {
+          this.#toRunning.run(runId, now, row.id);
+          return toInboxRecord({
+            ...row,
+            state: "running",
+            run_id: runId,
+            attempts: row.attempts + 1,
+            updated_at: now,
+          });
+        });
+        // Once per inbox id ever: a re-claim after a crash adds no second user event.
+        this.#transcript.appendInTransaction(
+          sessionKey,
+          sessionId,
+          runId,
+          claimed.map((r) => ({
+            type: "user",
+            inboxId: r.id,
+            text: r.message.text,
+            senderName: r.message.senderName,
+          })),
+          now,
+        );
+        return claimed;
+      },
+    );
+  }
+
+  async receive(message: InboundMessage, sessionKey: string, now: number): Promise<Received> {
+    return guard(this.#path, () => this.#receiveTx.immediate(message, sessionKey, now));
+  }
+
+  async markQueued(id: number, now: number): Promise<void> {
+    guard(this.#path, () => this.#toQueued.run(now, id));
+  }
+
+  async reject(id: number, reason: string, now: number): Promise<void> {
+    guard(this.#path, () => this.#toRejected.run(reason, now, id));
+  }
+
+  async claim(
+    sessionKey: string,
+    sessionId: string,
+    runId: string,
+    options: { all: boolean },
+    now: number,
+  ): Promise<InboxRecord[]> {
+    return guard(this.#path, () => this.#claimTx.immediate(sessionKey, sessionId, runId, options.all, now));
+  }
+
+  async get(id: number): Promise<InboxRecord | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#byId.get(id);
+      return row ? toInboxRecord(row) : undefined;
+    });
+  }
+
+  async listUnfinished(): Promise<InboxRecord[]> {
+    return guard(this.#path, () => this.#unfinished.all().map(toInboxRecord));
+  }
+
+  async requeueInterrupted(now: number): Promise<number> {
+    return guard(this.#path, () => this.#requeue.run(now).changes);
+  }
+
+  async sessionsWithQueued(): Promise<string[]> {
+    return guard(this.#path, () => this.#queuedSessions.all().map((r) => r.session_key));
+  }
+
+  async countByState(): Promise<Record<InboxState, number>> {
+    return guard(this.#path, () => {
+      const counts = Object.fromEntries(INBOX_STATES.map((s) => [s, 0])) as Record<InboxState, number>;
+      for (const { state, n } of this.#countByState.all()) counts[state] = n;
+      return counts;
+    });
+  }
+
+  /** For commitTurn, inside its transaction: is the row `running` under `runId`? */
+  isRunningUnder(id: number, runId: string): boolean {
+    const row = this.#byId.get(id);
+    return row?.state === "running" && row.run_id === runId;
+  }
+
+  /** For commitTurn, inside its transaction: running (under `runId`) → final state. */
+  finishInTransaction(
+    id: number,
+    runId: string,
+    state: "answered" | "failed",
+    error: string | null,
+    now: number,
+  ): void {
+    this.#finish.run(state, error, now, id, runId);
+  }
+}
+
+function toInboxRecord(row: InboxRow): InboxRecord {
+  return {
+    id: row.id,
+    dedupeKey: row.dedupe_key,
+    sessionKey: row.session_key,
+    message: JSON.parse(row.message) as InboundMessage,
+    state: row.state,
+    attempts: row.attempts,
+    runId: row.run_id,
+    error: row.error,
+    receivedAt: row.received_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * Versioned, forward-only schema migrations, tracked with `PRAGMA user_version`. Append new
+ * migrations to the end of MIGRATIONS; never edit one that has shipped.
+ */
+import type { Database } from "better-sqlite3";
+import { StoreError } from "../types.js";
+
+/** One schema step: `version` is the user_version the database has after `sql` ran. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Every migration in order; versions are 1, 2, 3, … without gaps. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "initial schema",
+    sql: `
+      CREATE TABLE inbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        dedupe_key TEXT NOT NULL UNIQUE,
+        session_key TEXT NOT NULL,
+        message TEXT NOT NULL CHECK (json_valid(message)),
+        state TEXT NOT NULL
+          CHECK (state IN ('received', 'queued', 'running', 'answered', 'failed', 'rejected')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        run_id TEXT,
+        error TEXT,
+        received_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX inbox_session_state ON inbox (session_key, state, id);
+      CREATE INDEX inbox_state ON inbox (state);
+
+      CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_key TEXT NOT NULL,
+        run_id TEXT,
+        inbox_id INTEGER REFERENCES inbox (id),
+        channel TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        thread_id TEXT,
+        reply_to TEXT,
+        recipient_id TEXT,
+        text TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('reply', 'notice')),
+        state TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'sent', 'dead', 'expired')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        platform_message_id TEXT,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      -- claimDue and nextDueAt: due pending rows in order.
+      CREATE INDEX outbox_due ON outbox (state, next_attempt_at, id);
+      -- claimDue: is an earlier row of the same chat still unsent?
+      CREATE INDEX outbox_chat_unsent ON outbox (channel, account_id, chat_id, thread_id, id)
+        WHERE state IN ('pending', 'sending');
+      CREATE INDEX outbox_state ON outbox (state, id);
+      CREATE INDEX outbox_inbox ON outbox (inbox_id, id);
+      -- listSentFor: one recipient's sent mailbox.
+      CREATE INDEX outbox_mailbox ON outbox (state, channel, recipient_id, id);
+
+      CREATE TABLE sessions (
+        session_key TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        last_target TEXT CHECK (last_target IS NULL OR json_valid(last_target)),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+
+      CREATE TABLE transcript (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_key TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        run_id TEXT,
+        type TEXT NOT NULL,
+        payload TEXT NOT NULL CHECK (json_valid(payload)),
+        inbox_id INTEGER,
+        created_at INTEGER NOT NULL
+      );
+      -- A user message enters the transcript once per inbox row, ever.
+      CREATE UNIQUE INDEX transcript_user_once ON transcript (inbox_id) WHERE type = 'user';
+      CREATE INDEX transcript_session ON transcript (session_key, session_id, id);
+
+      CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        run_trigger TEXT NOT NULL,
+        channel TEXT,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        tool_calls INTEGER NOT NULL,
+        model_calls INTEGER NOT NULL,
+        error_kind TEXT,
+        error TEXT,
+        committed_at INTEGER NOT NULL
+      );
+      CREATE INDEX runs_recent ON runs (started_at, run_id);
+
+      CREATE TABLE usage (
+        day TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        runs INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (day, provider, model)
+      ) WITHOUT ROWID;
+    `,
+  },
+];
+
+/** The newest schema version this code knows. */
+export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
+
+/**
+ * Brings the database to LATEST_SCHEMA_VERSION, one transaction per migration (so a crash
+ * leaves it at a whole version). Refuses a database newer than this code with
+ * `schema_too_new`, and a read-only connection that would need a migration with `read_only`.
+ * Returns the resulting version.
+ */
+export function migrate(db: Database, path: string): number {
+  const current = userVersion(db);
+  assertNotTooNew(current, path);
+  if (current === LATEST_SCHEMA_VERSION) return current;
+  if (db.readonly) {
+    throw new StoreError(
+      "read_only",
+      `database ${path} has schema version ${current} but needs ${LATEST_SCHEMA_VERSION}; open it read-write once to upgrade it`,
+    );
+  }
+  for (const migration of MIGRATIONS) {
+    // IMMEDIATE takes the write lock first, so two processes opening at once cannot both
+    // apply the same step; the version is re-read under the lock.
+    db.transaction(() => {
+      const before = userVersion(db);
+      assertNotTooNew(before, path);
+      if (before >= migration.version) return;
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
+    }).immediate();
+  }
+  return userVersion(db);
+}
+
+/** The database's `PRAGMA user_version`. */
+export function userVersion(db: Database): number {
+  const version = db.pragma("user_version", { simple: true });
+  return typeof version === "number" ? version : 0;
+}
+
+function assertNotTooNew(version: number, path: string): void {
+  if (version <= LATEST_SCHEMA_VERSION) return;
+  throw new StoreError(
+    "schema_too_new",
+    `database ${path} has schema version ${version} but this switchyard knows up to ${LATEST_SCHEMA_VERSION}; upgrade switchyard or restore a backup`,
+  );
+}

@@ -1,0 +1,68 @@
+/**
+ * Opens the SQLite Store: creates the folder, opens the file with the pragmas the gateway
+ * relies on (WAL, synchronous NORMAL, foreign keys, busy timeout) and migrates the schema.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import type { Store } from "../types.js";
+import { guard } from "./errors.js";
+import { migrate } from "./migrations.js";
+import { SqliteStore } from "./sqlite-store.js";
+
+/** Where and how to open the database. */
+export interface SqliteStoreOptions {
+  /** Database file; its folder is created if missing. `":memory:"` for a private in-memory database. */
+  path: string;
+  /** How long a statement waits for another connection's lock before failing `locked`. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Open without writing: no folder creation, no migration; writes fail `read_only`. Default false. */
+  readonly?: boolean;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+const MEMORY = ":memory:";
+
+/**
+ * Opens (creating if needed) and migrates a SQLite store. Throws StoreError — `schema_too_new`,
+ * `corrupt`, `locked`, `read_only`, `disk_full` or `io` — when the database cannot be used,
+ * and TypeError for invalid options.
+ */
+export function openSqliteStore(options: SqliteStoreOptions): Store {
+  const { path, busyTimeoutMs, readonly } = resolveOptions(options);
+  const memory = path === MEMORY;
+  return guard(path, () => {
+    if (!memory && !readonly) mkdirSync(dirname(resolve(path)), { recursive: true });
+    const db = new BetterSqlite3(path, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
+    try {
+      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      // WAL is a property of the file; a read-only connection uses whatever mode it has.
+      if (!memory && !readonly) db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("foreign_keys = ON");
+      const version = migrate(db, path);
+      return new SqliteStore(db, path, version);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  });
+}
+
+function resolveOptions(options: SqliteStoreOptions): Required<SqliteStoreOptions> {
+  const { path, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS, readonly = false } = options;
+  if (typeof path !== "string" || path.trim() === "") {
+    throw new TypeError(`store path must be a file path or ":memory:", got ${JSON.stringify(path)}`);
+  }
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new TypeError(
+      `store busyTimeoutMs must be a whole number of milliseconds >= 0, got ${busyTimeoutMs}`,
+    );
+  }
+  if (readonly && path === MEMORY) {
+    throw new TypeError(
+      `store readonly cannot be true for path ":memory:" (an in-memory database starts empty)`,
+    );
+  }
+  return { path, busyTimeoutMs, readonly };
+}

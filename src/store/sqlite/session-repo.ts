@@ -1,0 +1,105 @@
+/**
+ * Sessions in SQLite: one row per session key holding its current session id and the chat
+ * it was last addressed from.
+ */
+import type { Database, Statement } from "better-sqlite3";
+import type { ChatTarget } from "../../channels/types.js";
+import type { SessionRecord, SessionRepo } from "../types.js";
+import { guard } from "./errors.js";
+
+interface SessionRow {
+  session_key: string;
+  session_id: string;
+  last_target: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * SessionRepo over one better-sqlite3 connection. `ensure` on an existing session keeps its
+ * session id and, when given a target, records it as the new `lastTarget`. `reset` creates
+ * the session if it does not exist yet.
+ */
+export class SqliteSessionRepo implements SessionRepo {
+  readonly #db: Database;
+  readonly #path: string;
+  readonly #ensure: Statement<
+    [{ sessionKey: string; sessionId: string; target: string | null; now: number }]
+  >;
+  readonly #reset: Statement<[{ sessionKey: string; sessionId: string; now: number }]>;
+  readonly #byKey: Statement<[string], SessionRow>;
+  readonly #count: Statement<[], { n: number }>;
+
+  constructor(db: Database, path: string) {
+    this.#db = db;
+    this.#path = path;
+    this.#ensure = db.prepare(
+      `INSERT INTO sessions (session_key, session_id, last_target, created_at, updated_at)
+       VALUES (@sessionKey, @sessionId, @target, @now, @now)
+       ON CONFLICT (session_key) DO UPDATE SET last_target = excluded.last_target, updated_at = excluded.updated_at
+         WHERE excluded.last_target IS NOT NULL`,
+    );
+    this.#reset = db.prepare(
+      `INSERT INTO sessions (session_key, session_id, last_target, created_at, updated_at)
+       VALUES (@sessionKey, @sessionId, NULL, @now, @now)
+       ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`,
+    );
+    this.#byKey = db.prepare("SELECT * FROM sessions WHERE session_key = ?");
+    this.#count = db.prepare("SELECT COUNT(*) AS n FROM sessions");
+  }
+
+  async ensure(
+    sessionKey: string,
+    newSessionId: string,
+    target: ChatTarget | null,
+    now: number,
+  ): Promise<SessionRecord> {
+    return guard(this.#path, () =>
+      this.#db
+        .transaction(() => {
+          const json = target ? JSON.stringify(target) : null;
+          this.#ensure.run({ sessionKey, sessionId: newSessionId, target: json, now });
+          return this.#mustGet(sessionKey);
+        })
+        .immediate(),
+    );
+  }
+
+  async get(sessionKey: string): Promise<SessionRecord | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#byKey.get(sessionKey);
+      return row ? toSessionRecord(row) : undefined;
+    });
+  }
+
+  async reset(sessionKey: string, newSessionId: string, now: number): Promise<SessionRecord> {
+    return guard(this.#path, () =>
+      this.#db
+        .transaction(() => {
+          this.#reset.run({ sessionKey, sessionId: newSessionId, now });
+          return this.#mustGet(sessionKey);
+        })
+        .immediate(),
+    );
+  }
+
+  async count(): Promise<number> {
+    return guard(this.#path, () => this.#count.get()?.n ?? 0);
+  }
+
+  #mustGet(sessionKey: string): SessionRecord {
+    const row = this.#byKey.get(sessionKey);
+    if (!row) throw new Error(`session ${sessionKey} vanished right after it was written`);
+    return toSessionRecord(row);
+  }
+}
+
+function toSessionRecord(row: SessionRow): SessionRecord {
+  return {
+    sessionKey: row.session_key,
+    sessionId: row.session_id,
+    lastTarget: row.last_target === null ? null : (JSON.parse(row.last_target) as ChatTarget),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

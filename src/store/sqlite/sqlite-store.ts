@@ -1,0 +1,74 @@
+/**
+ * The SQLite Store: the repositories over one better-sqlite3 connection, and commitTurn,
+ * which writes a turn's end across several of them in one transaction.
+ */
+import type { Database, Transaction } from "better-sqlite3";
+import type { CommitTurn, Store } from "../types.js";
+import { guard } from "./errors.js";
+import { SqliteInboxRepo } from "./inbox-repo.js";
+import { SqliteOutboxRepo } from "./outbox-repo.js";
+import { SqliteRunRepo } from "./run-repo.js";
+import { SqliteSessionRepo } from "./session-repo.js";
+import { SqliteTranscriptRepo } from "./transcript-repo.js";
+import { SqliteUsageRepo } from "./usage-repo.js";
+
+/**
+ * Store over an open, migrated better-sqlite3 connection (see openSqliteStore). Every
+ * statement is prepared here, once. `close` closes the connection and is idempotent.
+ */
+export class SqliteStore implements Store {
+  readonly inbox: SqliteInboxRepo;
+  readonly outbox: SqliteOutboxRepo;
+  readonly sessions: SqliteSessionRepo;
+  readonly transcript: SqliteTranscriptRepo;
+  readonly runs: SqliteRunRepo;
+  readonly usage: SqliteUsageRepo;
+  readonly #db: Database;
+  readonly #path: string;
+  readonly #schemaVersion: number;
+  readonly #commitTx: Transaction<(turn: CommitTurn, now: number) => boolean>;
+
+  /** `path` names the database in error messages; `schemaVersion` is what migrate returned. */
+  constructor(db: Database, path: string, schemaVersion: number) {
+    this.#db = db;
+    this.#path = path;
+    this.#schemaVersion = schemaVersion;
+    this.transcript = new SqliteTranscriptRepo(db, path);
+    this.inbox = new SqliteInboxRepo(db, path, this.transcript);
+    this.outbox = new SqliteOutboxRepo(db, path);
+    this.sessions = new SqliteSessionRepo(db, path);
+    this.runs = new SqliteRunRepo(db, path);
+    this.usage = new SqliteUsageRepo(db, path);
+    this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
+  }
+
+  /**
+   * See CommitTurn. Also refuses a run id that was committed before (a turn without inbox
+   * rows could otherwise be committed twice). Outbox rows get `inboxId` = the last inbox id.
+   */
+  async commitTurn(turn: CommitTurn, now: number): Promise<boolean> {
+    return guard(this.#path, () => this.#commitTx.immediate(turn, now));
+  }
+
+  schemaVersion(): number {
+    return this.#schemaVersion;
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+
+  #commit(turn: CommitTurn, now: number): boolean {
+    const inboxIds = [...new Set(turn.inboxIds)];
+    if (!inboxIds.every((id) => this.inbox.isRunningUnder(id, turn.runId))) return false;
+    if (this.runs.existsInTransaction(turn.run.runId)) return false;
+    this.transcript.appendInTransaction(turn.sessionKey, turn.sessionId, turn.runId, turn.events, now);
+    const owner = { sessionKey: turn.sessionKey, runId: turn.runId, inboxId: inboxIds.at(-1) ?? null };
+    this.outbox.insertInTransaction(turn.outbox, owner, now);
+    for (const id of inboxIds)
+      this.inbox.finishInTransaction(id, turn.runId, turn.inboxState, turn.error ?? null, now);
+    this.runs.insertInTransaction(turn.run, now);
+    this.usage.addRunInTransaction(turn.run);
+    return true;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The design's dependency rules, checked on the import graph:
+ * channels → gateway → harness → providers; cron only enqueues; vendor SDKs only in their
+ * adapters; platform SDKs only in channel adapters.
+ */
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join, relative, resolve, dirname } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const SRC = join(ROOT, "src");
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+interface Edge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+function imports(): Edge[] {
+  const edges: Edge[] = [];
+  const re =
+    /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+  for (const file of files(SRC)) {
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(re)) {
+      const spec = m[3] ?? m[4];
+      if (!spec) continue;
+      const to = spec.startsWith(".")
+        ? relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, ".ts")
+        : spec;
+      edges.push({ from: relative(SRC, file), to, typeOnly: Boolean(m[2]) });
+    }
+  }
+  return edges;
+}
+
+const edges = imports();
+const violations = (pred: (e: Edge) => boolean) => edges.filter(pred).map((e) => `${e.from} → ${e.to}`);
+
+describe("architecture", () => {
+  it("finds the source files", () => {
+    expect(edges.length).toBeGreaterThan(20);
+  });
+
+  it("harness never imports the gateway, channels, cron or the CLI", () => {
+    expect(
+      violations(
+        (e) => e.from.startsWith("harness/") && /^(gateway|channels|cron|cli)\/|^main\.ts$/.test(e.to),
+      ),
+    ).toEqual([]);
+  });
+
+  it("providers depend only on their own folder and util", () => {
+    expect(
+      violations(
+        (e) =>
+          e.from.startsWith("harness/providers/") &&
+          !e.to.startsWith("harness/providers/") &&
+          !e.to.startsWith("util/") &&
+          /^[a-z]+\//.test(e.to) &&
+          !e.to.startsWith("node:") &&
+          !e.to.startsWith("@") &&
+          !["openai"].includes(e.to),
+      ),
+    ).toEqual([]);
+  });
+
+  it("only provider adapters import vendor SDKs", () => {
+    expect(
+      violations(
+        (e) => /^(openai|@anthropic-ai\/sdk)(\/|$)/.test(e.to) && !e.from.startsWith("harness/providers/"),
+      ),
+    ).toEqual([]);
+  });
+
+  it("only channel adapters import platform SDKs", () => {
+    expect(
+      violations(
+        (e) => /^(discord\.js|@slack\/bolt|grammy)(\/|$)/.test(e.to) && !e.from.startsWith("channels/"),
+      ),
+    ).toEqual([]);
+  });
+
+  it("the gateway uses channels only through their contracts", () => {
+    expect(
+      violations(
+        (e) =>
+          e.from.startsWith("gateway/") &&
+          e.to.startsWith("channels/") &&
+          !["channels/types.ts", "channels/chunking.ts"].includes(e.to),
+      ),
+    ).toEqual([]);
+  });
+
+  it("the store depends on nothing but contracts and util", () => {
+    expect(
+      violations(
+        (e) =>
+          e.from.startsWith("store/") && /^(gateway|harness|channels|cron|cli)\//.test(e.to) && !e.typeOnly,
+      ),
+    ).toEqual([]);
+  });
+
+  it("cron only enqueues lane tasks", () => {
+    expect(
+      violations((e) => e.from.startsWith("cron/") && /^(channels|harness|cli)\//.test(e.to) && !e.typeOnly),
+    ).toEqual([]);
+  });
+
+  it("the simulator stands alone (node built-ins only)", () => {
+    expect(
+      violations(
+        (e) => e.from.startsWith("simulator/") && !e.to.startsWith("node:") && !e.to.startsWith("simulator/"),
+      ),
+    ).toEqual([]);
+  });
+
+  it("has no default exports", () => {
+    const offenders = files(SRC).filter((f) => /^export default /m.test(readFileSync(f, "utf8")));
+    expect(offenders.map((f) => relative(SRC, f))).toEqual([]);
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * End to end over the HTTP channel: real gateway, real provider SDKs, model simulator.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ModelSimulator } from "../fakes/model-simulator.js";
+import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
+
+for (const protocol of ["openai", "anthropic"] as const) {
+  describe(`HTTP chat over the ${protocol} protocol`, () => {
+    let sim: ModelSimulator;
+    let gw: TestGateway;
+    beforeAll(async () => {
+      sim = new ModelSimulator();
+      await sim.start();
+      gw = await startTestGateway(simulatorConfig(sim, protocol));
+    });
+    afterAll(async () => {
+      await gw.stop();
+      await sim.close();
+    });
+    afterEach(() => sim.clearScript());
+
+    it("answers 3 senders × 5 messages, each once, in per-sender order", async () => {
+      const senders = ["ann", "bob", "cy"];
+      const results = await Promise.all(
+        senders.map(async (sender) => {
+          const out: string[] = [];
+          // Each sender sends all five at once: the session lane must keep their order.
+          const responses = await Promise.all(
+            [1, 2, 3, 4, 5].map((n) => gw.chat(sender, `${sender} message ${n}`, `${sender}-${n}`)),
+          );
+          for (const r of responses) {
+            expect(r.status).toBe(200);
+            expect(r.body.state).toBe("answered");
+            expect(r.body.replies).toHaveLength(1);
+            out.push(r.body.replies?.[0]?.text ?? "");
+          }
+          return { sender, out, sessionKey: responses[0]?.body.sessionKey };
+        }),
+      );
+      for (const { sender, out, sessionKey } of results) {
+        expect(sessionKey).toBe(`agent:main:http:dm:${sender}`);
+        for (const [i, text] of out.entries()) expect(text).toContain(`${sender} message ${i + 1}`);
+      }
+      const store = gw.running.store;
+      expect((await store.inbox.countByState()).answered).toBe(15);
+      expect((await store.outbox.countByState()).sent).toBe(15);
+      expect((await store.runs.countByOutcome()).answered).toBe(15);
+      // Per-session order at the model: each sender's requests arrived in message order.
+      for (const sender of senders) {
+        const seen = sim.requests
+          .map((r) => JSON.stringify(r.body))
+          .map((b) => new RegExp(`${sender} message (\\d)(?![\\s\\S]*${sender} message)`).exec(b)?.[1])
+          .filter((x): x is string => x !== undefined);
+        expect(seen).toEqual(["1", "2", "3", "4", "5"]);
+      }
+    });
+
+    it("runs a tool and answers with its result, appending every step to the transcript", async () => {
+      sim.script(
+        { toolCalls: [{ name: "write_file", args: { path: "notes/todo.md", content: "buy milk" } }] },
+        { text: "Saved your todo." },
+      );
+      const r = await gw.chat("dora", "remember to buy milk");
+      expect(r.body.replies?.[0]?.text).toBe("Saved your todo.");
+      expect(readFileSync(join(gw.running.workspaceDir, "notes/todo.md"), "utf8")).toBe("buy milk");
+      const session = await gw.running.store.sessions.get("agent:main:http:dm:dora");
+      const events = await gw.running.store.transcript.tail(
+        "agent:main:http:dm:dora",
+        session?.sessionId ?? "",
+        50,
+      );
+      expect(events.map((e) => e.payload.type)).toEqual(["user", "assistant", "tool_result", "assistant"]);
+    });
+
+    it("tells the user in one line when the provider fails, and records the run", async () => {
+      sim.script({ error: { status: 401 } });
+      const r = await gw.chat("eve", "hello?");
+      expect(r.body.state).toBe("failed");
+      expect(r.body.replies?.[0]?.text).toMatch(/^⚠️ Sorry, I couldn't answer: .*rejected the API key/);
+      const runs = await gw.running.store.runs.recent(1);
+      expect(runs[0]?.errorKind).toBe("auth");
+    });
+
+    it("ignores a redelivered message id", async () => {
+      const first = await gw.chat("fred", "once only", "fred-dup-1");
+      const before = sim.requests.length;
+      const again = await gw.chat("fred", "once only", "fred-dup-1");
+      expect(again.body.replies).toEqual(first.body.replies);
+      expect(sim.requests.length).toBe(before);
+    });
+  });
+}
+
+describe("HTTP surface", () => {
+  let sim: ModelSimulator;
+  let gw: TestGateway;
+  beforeAll(async () => {
+    sim = new ModelSimulator();
+    await sim.start();
+    gw = await startTestGateway(simulatorConfig(sim, "anthropic"));
+  });
+  afterAll(async () => {
+    await gw.stop();
+    await sim.close();
+  });
+
+  it("serves health, readiness and Prometheus metrics", async () => {
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${gw.url}/readyz`)).json()).toEqual({ ready: true });
+    await gw.chat("mia", "count me");
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(text).toMatch(/switchyard_runs_total\{outcome="answered",trigger="user"\} \d+/);
+    expect(text).toContain("switchyard_queue_depth");
+    expect(text).toContain("switchyard_lane_wait_seconds_bucket");
+    expect(text).toMatch(/switchyard_tokens_total\{.*type="input".*\} \d+/);
+  });
+
+  it("streams a reply as server-sent events", async () => {
+    sim.script({ text: "one two three four five six seven eight nine ten" });
+    const res = await fetch(`${gw.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ sender: "sse", text: "stream please" }),
+    });
+    const body = await res.text();
+    const deltas = [...body.matchAll(/event: delta\ndata: (.*)\n/g)].map(
+      (m) => (JSON.parse(m[1] ?? "{}") as { text: string }).text,
+    );
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join("")).toBe("one two three four five six seven eight nine ten");
+    expect(body).toMatch(/event: done\ndata: .*"state":"answered"/);
+  });
+
+  it("speaks the OpenAI chat-completions protocol to the official SDK", async () => {
+    const client = new OpenAI({ apiKey: "unused", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    sim.script({ text: "Hello from the agent." });
+    const completion = await client.chat.completions.create({
+      model: "switchyard",
+      user: "sdk-user",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(completion.choices[0]?.message.content).toBe("Hello from the agent.");
+    sim.script({ text: "Streamed hello from the agent." });
+    const stream = await client.chat.completions.create({
+      model: "switchyard",
+      user: "sdk-user",
+      stream: true,
+      messages: [{ role: "user", content: "stream it" }],
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe("Streamed hello from the agent.");
+  });
+
+  it("answers chat commands without a model call", async () => {
+    const before = sim.requests.length;
+    const help = await gw.chat("cmd", "/help");
+    expect(help.body.replies?.[0]?.text).toContain("/stop");
+    const status = await gw.chat("cmd", "/status");
+    expect(status.body.replies?.[0]?.text).toContain("Session: agent:main:http:dm:cmd");
+    const fresh = await gw.chat("cmd", "/new");
+    expect(fresh.body.replies?.[0]?.text).toMatch(/new session/i);
+    expect(sim.requests.length).toBe(before);
+  });
+
+  it("/stop ends a running turn through its AbortSignal", async () => {
+    sim.script({ hang: true });
+    const pending = gw.chat("stopper", "think forever");
+    await sim.waitForRequests(sim.requests.length + 1, 5_000);
+    const stop = await gw.chat("stopper", "/stop");
+    expect(stop.body.replies?.[0]?.text).toBe("Stopping the current turn.");
+    const r = await pending;
+    expect(r.body.state).toBe("failed");
+    expect(r.body.replies?.[0]?.text).toBe("⏹ Stopped.");
+  });
+
+  it("rejects bad requests with a clear error", async () => {
+    const post = (body: string) =>
+      fetch(`${gw.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const bad = await post("{nope");
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({
+      error: { code: "invalid_json", message: "request body is not valid JSON" },
+    });
+    expect((await post(JSON.stringify({ text: "hi" }))).status).toBe(400);
+    expect((await post(JSON.stringify({ sender: "x", text: "" }))).status).toBe(400);
+    const big = await post(JSON.stringify({ sender: "x", text: "a".repeat(40_000) }));
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { message: string } }).error.message).toMatch(
+      /40000 characters; the limit is 32000/,
+    );
+    expect((await fetch(`${gw.url}/v1/nothing`)).status).toBe(404);
+  });
+});

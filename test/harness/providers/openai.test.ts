@@ -1,0 +1,126 @@
+/**
+ * OpenAIProvider: the real openai SDK against the model simulator, through the shared
+ * ModelProvider contract plus the OpenAI-specific wire details.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OpenAIProvider } from "../../../src/harness/providers/openai.js";
+import { ModelSimulator } from "../../fakes/model-simulator.js";
+import { collect, lastError, request, runProviderContract } from "./provider-contract.js";
+
+const factory = (url: string, options: { requestTimeoutMs?: number; apiKey?: string } = {}) =>
+  new OpenAIProvider({ apiKey: options.apiKey ?? "test-key", baseUrl: `${url}/v1`, ...options });
+
+runProviderContract("openai", factory, [
+  {
+    name: "429 insufficient_quota → billing",
+    turn: { error: { status: 429, code: "insufficient_quota" } },
+    kind: "billing",
+    status: 429,
+  },
+]);
+
+describe("OpenAIProvider specifics", () => {
+  const sim = new ModelSimulator();
+  beforeAll(() => sim.start());
+  afterAll(() => sim.close());
+  const never = new AbortController().signal;
+
+  it("asks for usage in the stream, maps tools and the conversation to Chat Completions", async () => {
+    const provider = factory(sim.url);
+    await collect(
+      provider.stream(
+        request({
+          messages: [
+            { role: "user", content: "Weather?" },
+            {
+              role: "assistant",
+              content: "",
+              toolCalls: [{ id: "call_9", name: "get_weather", argumentsJson: "{}" }],
+            },
+            { role: "tool", toolCallId: "call_9", name: "get_weather", content: "rain", isError: false },
+          ],
+        }),
+        never,
+      ),
+    );
+    const recorded = sim.requests.at(-1);
+    expect(recorded?.path).toBe("/v1/chat/completions");
+    expect(recorded?.headers.authorization).toBe("Bearer test-key");
+    expect(recorded?.headers["x-stainless-retry-count"]).toBe("0");
+    expect(recorded?.body).toMatchObject({
+      model: "test-model",
+      stream: true,
+      stream_options: { include_usage: true },
+      max_completion_tokens: 256,
+      tools: [{ type: "function", function: { name: "get_weather" } }],
+      messages: [
+        { role: "system", content: "You are a test assistant." },
+        { role: "user", content: "Weather?" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "call_9", type: "function", function: { name: "get_weather", arguments: "{}" } },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_9", content: "rain" },
+      ],
+    });
+  });
+
+  it("leaves out an empty tools array and an empty system prompt", async () => {
+    await collect(factory(sim.url).stream(request({ tools: [], system: "" }), never));
+    const body = sim.requests.at(-1)?.body as Record<string, unknown>;
+    expect(body.tools).toBeUndefined();
+    expect(body.messages).toEqual([{ role: "user", content: "Hello there" }]);
+  });
+
+  it("reports cached_tokens in steps of 128 once the shared prefix reaches 1024 tokens", async () => {
+    const provider = factory(sim.url);
+    const req = request({ model: "cache-model", system: "Rule. ".repeat(1_000) });
+    const usageOf = async () => {
+      const events = await collect(provider.stream(req, never));
+      const usage = events.find((e) => e.type === "usage");
+      if (usage?.type !== "usage") throw new Error("no usage");
+      return usage.usage;
+    };
+    expect((await usageOf()).cacheReadTokens).toBe(0);
+    const second = await usageOf();
+    expect(second.cacheReadTokens).toBeGreaterThanOrEqual(1024);
+    expect(second.cacheReadTokens % 128).toBe(0);
+    expect(second.cacheWriteTokens).toBe(0);
+  });
+
+  it("maps finish_reason length to max_tokens", async () => {
+    // The simulator only ends with stop/tool_calls; a custom fetch rewrites the finish reason.
+    const rewriting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const text = (await res.text()).replace('"finish_reason":"stop"', '"finish_reason":"length"');
+      return new Response(text, { status: res.status, headers: res.headers });
+    };
+    const provider = new OpenAIProvider({ apiKey: "k", baseUrl: `${sim.url}/v1`, fetch: rewriting });
+    const events = await collect(provider.stream(request(), never));
+    expect(events.at(-1)).toEqual({ type: "stop", reason: "max_tokens" });
+  });
+
+  it("ends with a network error when the stream stops without a finish_reason", async () => {
+    const truncating: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const text = (await res.text()).split("\n\n").slice(0, 3).join("\n\n");
+      return new Response(`${text}\n\n`, { status: res.status, headers: res.headers });
+    };
+    const provider = new OpenAIProvider({ apiKey: "k", baseUrl: `${sim.url}/v1`, fetch: truncating });
+    expect(lastError(await collect(provider.stream(request(), never))).kind).toBe("network");
+  });
+
+  it("rejects bad options at construction, naming the field", () => {
+    expect(() => new OpenAIProvider({ apiKey: "" })).toThrow(/apiKey/);
+    expect(() => new OpenAIProvider({ apiKey: "k", requestTimeoutMs: 0 })).toThrow(/requestTimeoutMs: got 0/);
+  });
+
+  it("reports simulated and id", () => {
+    const provider = new OpenAIProvider({ apiKey: "k", simulated: true });
+    expect(provider.id).toBe("openai");
+    expect(provider.simulated).toBe(true);
+  });
+});

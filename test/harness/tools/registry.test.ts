@@ -1,0 +1,205 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ToolRegistry } from "../../../src/harness/tools/registry.js";
+import type { Tool, ToolContext } from "../../../src/harness/tools/types.js";
+import { ToolError } from "../../../src/harness/tools/types.js";
+
+function ctx(signal: AbortSignal = new AbortController().signal): ToolContext {
+  return { workspaceDir: "/nonexistent", sessionKey: "s", runId: "r", signal };
+}
+
+function tool(name: string, run: Tool["run"]): Tool {
+  return {
+    name,
+    description: `${name} tool`,
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string" },
+        count: { type: "integer", minimum: 1, maximum: 10 },
+        mode: { type: "string", enum: ["fast", "slow"] },
+        tags: { type: "array", items: { type: "string" } },
+        flag: { type: "boolean" },
+      },
+      required: ["path"],
+      additionalProperties: false,
+    },
+    run,
+  };
+}
+
+const echo = tool("echo", async (args) => ({ content: JSON.stringify(args) }));
+
+function registry(...tools: Tool[]): ToolRegistry {
+  const r = new ToolRegistry();
+  for (const t of tools) r.register(t);
+  return r;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("ToolRegistry", () => {
+  it("registers, lists and describes tools; duplicate names throw", () => {
+    const r = registry(
+      echo,
+      tool("other", async () => ({ content: "" })),
+    );
+    expect(r.list().map((t) => t.name)).toEqual(["echo", "other"]);
+    expect(r.specs()[0]).toEqual({ name: "echo", description: "echo tool", parameters: echo.parameters });
+    expect(() => r.register(echo)).toThrow(/already registered/);
+  });
+
+  it("runs a valid call", async () => {
+    const out = await registry(echo).execute(
+      "echo",
+      '{"path":"a","count":3,"mode":"fast","tags":["x"]}',
+      ctx(),
+    );
+    expect(out).toEqual({ content: '{"path":"a","count":3,"mode":"fast","tags":["x"]}', isError: false });
+  });
+
+  it("names the valid tools for an unknown tool", async () => {
+    const out = await registry(
+      echo,
+      tool("list_files", async () => ({ content: "" })),
+    ).execute("rm_rf", "{}", ctx());
+    expect(out.isError).toBe(true);
+    expect(out.code).toBe("unknown_tool");
+    expect(out.content).toContain('"rm_rf"');
+    expect(out.content).toContain("echo, list_files");
+  });
+
+  it.each([
+    ["not JSON", "{path:", /not valid JSON/],
+    ["not an object", '["a"]', /must be a JSON object, got an array/],
+    ["missing required", "{}", /missing required property "path"/],
+    ["wrong type", '{"path":42}', /"path" must be a string, got the number 42/],
+    ["not an integer", '{"path":"a","count":1.5}', /"count" must be an integer, got a number/],
+    ["below minimum", '{"path":"a","count":0}', /"count" must be ≥ 1, got 0/],
+    ["above maximum", '{"path":"a","count":11}', /"count" must be ≤ 10, got 11/],
+    ["enum violation", '{"path":"a","mode":"warp"}', /"mode" must be one of "fast", "slow", got "warp"/],
+    ["wrong item type", '{"path":"a","tags":["x",1]}', /"tags"\[1\] must be a string/],
+    ["unexpected property", '{"path":"a","colour":"red"}', /unexpected property "colour"/],
+  ])("refuses arguments that are %s", async (_kind, json, problem) => {
+    let ran = false;
+    const spy = tool("echo", async () => {
+      ran = true;
+      return { content: "" };
+    });
+    const out = await registry(spy).execute("echo", json, ctx());
+    expect(out.isError).toBe(true);
+    expect(out.code).toBe("invalid_arguments");
+    expect(out.content).toMatch(problem);
+    expect(out.content).toContain(
+      'Expected parameters: path (string, required), count (integer ≥ 1 ≤ 10, optional), mode ("fast" | "slow", optional), tags (array of string, optional), flag (boolean, optional)',
+    );
+    expect(ran).toBe(false);
+  });
+
+  it("lists every problem of one call", async () => {
+    const out = await registry(echo).execute("echo", '{"count":"3","flag":1,"x":0}', ctx());
+    expect(out.content).toContain('- missing required property "path"');
+    expect(out.content).toContain('- "count" must be an integer, got a string');
+    expect(out.content).toContain('- "flag" must be a boolean, got the number 1');
+    expect(out.content).toContain('- unexpected property "x"');
+  });
+
+  it("turns a ToolError into its code and other throws into failed, without a stack", async () => {
+    const r = registry(
+      tool("a", async () => {
+        throw new ToolError("not_found", "notes.md does not exist");
+      }),
+      tool("b", async () => {
+        throw new TypeError("boom");
+      }),
+      tool("c", () => {
+        throw new Error("sync boom");
+      }),
+    );
+    expect(await r.execute("a", '{"path":"x"}', ctx())).toEqual({
+      content: "error (not_found): notes.md does not exist",
+      isError: true,
+      code: "not_found",
+    });
+    const b = await r.execute("b", '{"path":"x"}', ctx());
+    expect(b).toMatchObject({ isError: true, code: "failed" });
+    expect(b.content).toContain("boom");
+    expect(b.content).not.toMatch(/\n\s+at /);
+    expect(await r.execute("c", '{"path":"x"}', ctx())).toMatchObject({ isError: true, code: "failed" });
+  });
+
+  it("caps long results, keeping head and tail", async () => {
+    const big = `HEAD${"x".repeat(50_000)}TAIL`;
+    const r = new ToolRegistry({ maxResultChars: 1000 });
+    r.register(tool("big", async () => ({ content: big })));
+    const out = await r.execute("big", '{"path":"x"}', ctx());
+    expect(out.content.length).toBeLessThanOrEqual(1000);
+    expect(out.content.startsWith("HEAD")).toBe(true);
+    expect(out.content.endsWith("TAIL")).toBe(true);
+    const match = /\n\n\[… (\d+) characters omitted …\]\n\n/.exec(out.content);
+    expect(match).not.toBeNull();
+    const head = out.content.slice(0, match?.index);
+    const tail = out.content.slice((match?.index ?? 0) + (match?.[0].length ?? 0));
+    expect(Number(match?.[1])).toBe(big.length - head.length - tail.length);
+    expect(big.startsWith(head) && big.endsWith(tail)).toBe(true);
+  });
+
+  it("redacts secrets in results", async () => {
+    const key = `sk-ant-api03-${"A1b2C3d4".repeat(10)}`;
+    const out = await registry(tool("leak", async () => ({ content: `key=${key} done` }))).execute(
+      "leak",
+      '{"path":"x"}',
+      ctx(),
+    );
+    expect(out.content).not.toContain(key);
+    expect(out.content).toContain("[REDACTED]");
+    expect(out.content).toContain("done");
+  });
+
+  it("does not run a call whose run is already aborted", async () => {
+    let ran = false;
+    const controller = new AbortController();
+    controller.abort();
+    const out = await registry(
+      tool("t", async () => {
+        ran = true;
+        return { content: "" };
+      }),
+    ).execute("t", '{"path":"x"}', ctx(controller.signal));
+    expect(out).toMatchObject({ isError: true, code: "aborted" });
+    expect(ran).toBe(false);
+  });
+
+  it("stops a call when the run is aborted while it runs", async () => {
+    const controller = new AbortController();
+    const r = registry(tool("hang", () => new Promise(() => {})));
+    const pending = r.execute("hang", '{"path":"x"}', ctx(controller.signal));
+    controller.abort();
+    expect(await pending).toMatchObject({ isError: true, code: "aborted" });
+  });
+
+  it("times out a slow call and aborts its signal", async () => {
+    vi.useFakeTimers();
+    let seen: AbortSignal | undefined;
+    const r = new ToolRegistry({ timeoutMs: 5_000 });
+    // This tool ignores its signal: the boundary must still return.
+    r.register(
+      tool("slow", (_args, c) => {
+        seen = c.signal;
+        return new Promise(() => {});
+      }),
+    );
+    const pending = r.execute("slow", '{"path":"x"}', ctx());
+    await vi.advanceTimersByTimeAsync(5_000);
+    const out = await pending;
+    expect(out).toMatchObject({ isError: true, code: "timeout" });
+    expect(out.content).toContain("5000 ms");
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it("rejects bad options at construction", () => {
+    expect(() => new ToolRegistry({ maxResultChars: 10 })).toThrow(/maxResultChars/);
+    expect(() => new ToolRegistry({ timeoutMs: 0 })).toThrow(/timeoutMs/);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Starts a real gateway in-process on 127.0.0.1:0 with a temp home, pointed at a model
+ * simulator through the real provider SDKs.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseConfig } from "../../src/config/load.js";
+import { type RunningGateway, startGateway } from "../../src/main.js";
+import { silentLogger } from "../../src/util/logger.js";
+import type { ModelSimulator } from "../fakes/model-simulator.js";
+
+export interface TestGateway {
+  running: RunningGateway;
+  url: string;
+  home: string;
+  chat(sender: string, text: string, id?: string): Promise<ChatResponse>;
+  stop(): Promise<void>;
+}
+
+export interface ChatResponse {
+  status: number;
+  body: {
+    sessionKey?: string;
+    state?: string;
+    replies?: Array<{ text: string }>;
+    error?: { code: string; message: string };
+  };
+}
+
+export function simulatorConfig(simulator: ModelSimulator, protocol: "openai" | "anthropic") {
+  return protocol === "openai"
+    ? {
+        agent: { model: "openai/gpt-test" },
+        providers: { openai: { apiKey: "sk-test-key", baseUrl: `${simulator.url}/v1` } },
+      }
+    : {
+        agent: { model: "anthropic/claude-test" },
+        providers: { anthropic: { apiKey: "sk-ant-test-key", baseUrl: simulator.url } },
+      };
+}
+
+export async function startTestGateway(
+  raw: Record<string, unknown>,
+  options: { home?: string } = {},
+): Promise<TestGateway> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "sy-gw-"));
+  const config = parseConfig(raw, undefined);
+  const running = await startGateway({
+    config,
+    configFile: undefined,
+    home,
+    env: {},
+    logger: silentLogger(),
+    port: 0,
+  });
+  return {
+    running,
+    url: running.url,
+    home,
+    chat: (sender, text, id) => postChat(running.url, sender, text, id),
+    stop: async () => {
+      await running.stop();
+      if (!options.home) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function postChat(
+  url: string,
+  sender: string,
+  text: string,
+  id?: string,
+): Promise<ChatResponse> {
+  const res = await fetch(`${url}/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ sender, text, ...(id ? { id } : {}) }),
+  });
+  return { status: res.status, body: (await res.json()) as ChatResponse["body"] };
+}

@@ -1,0 +1,248 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import type { InboundMessage } from "../../src/channels/types.js";
+import { toStoreError } from "../../src/store/sqlite/errors.js";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/store/sqlite/migrations.js";
+import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
+import { StoreError } from "../../src/store/types.js";
+import { runStoreContract } from "../contract/store-contract.js";
+
+const root = mkdtempSync(join(tmpdir(), "switchyard-store-"));
+let fileSeq = 0;
+const freshPath = (name = "store") => join(root, `${name}-${++fileSeq}`, "switchyard.db");
+
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+runStoreContract("sqlite file", () => openSqliteStore({ path: freshPath() }));
+runStoreContract("sqlite :memory:", () => openSqliteStore({ path: ":memory:" }));
+
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+
+function message(platformMessageId: string): InboundMessage {
+  return {
+    channel: "console",
+    accountId: "default",
+    chatId: "local",
+    senderId: "me",
+    senderName: "Me",
+    isDirect: true,
+    mentionsBot: true,
+    text: "hi",
+    attachments: [],
+    platformMessageId,
+    receivedAt: 1,
+  };
+}
+
+/** The StoreError a call threw (sync) or rejected with (async). */
+async function storeErrorOf(fn: () => unknown): Promise<StoreError> {
+  try {
+    await fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(StoreError);
+    return err as StoreError;
+  }
+  throw new Error("expected a StoreError, nothing was thrown");
+}
+
+describe("openSqliteStore", () => {
+  it("creates the folder, uses WAL and migrates to the newest schema", () => {
+    const path = freshPath();
+    const store = openSqliteStore({ path });
+    expect(store.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    store.close();
+    store.close(); // idempotent
+    const raw = new BetterSqlite3(path, { readonly: true });
+    try {
+      expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(raw.pragma("user_version", { simple: true })).toBe(LATEST_SCHEMA_VERSION);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it("numbers migrations 1..N without gaps", () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    expect(LATEST_SCHEMA_VERSION).toBe(MIGRATIONS.length);
+  });
+
+  it("keeps data across close and reopen", async () => {
+    const path = freshPath();
+    const first = openSqliteStore({ path });
+    const { record } = await first.inbox.receive(message("m1"), "console:me", 10);
+    await first.inbox.markQueued(record.id, 11);
+    await first.sessions.ensure("console:me", "ses-1", null, 12);
+    first.close();
+
+    const second = openSqliteStore({ path });
+    try {
+      expect(second.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+      expect(await second.inbox.get(record.id)).toMatchObject({ state: "queued", updatedAt: 11 });
+      expect((await second.inbox.receive(message("m1"), "console:me", 13)).duplicate).toBe(true);
+      expect((await second.sessions.get("console:me"))?.sessionId).toBe("ses-1");
+    } finally {
+      second.close();
+    }
+  });
+
+  it("refuses a database whose schema is newer than this code", async () => {
+    const path = freshPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    const raw = new BetterSqlite3(path);
+    raw.pragma(`user_version = ${LATEST_SCHEMA_VERSION + 3}`);
+    raw.close();
+    const err = await storeErrorOf(() => openSqliteStore({ path }));
+    expect(err.code).toBe("schema_too_new");
+    expect(err.message).toBe(
+      `database ${path} has schema version ${LATEST_SCHEMA_VERSION + 3} but this switchyard knows up to ${LATEST_SCHEMA_VERSION}; upgrade switchyard or restore a backup`,
+    );
+  });
+
+  it("reports a file that is not a database as corrupt", async () => {
+    const path = freshPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(path, "this is not a database\n".repeat(500));
+    const err = await storeErrorOf(() => openSqliteStore({ path }));
+    expect(err.code).toBe("corrupt");
+    expect(err.message).toBe(
+      `database ${path} is not a valid switchyard database or is damaged; move it aside and restart to create a fresh one`,
+    );
+    expect(err.cause).toBeInstanceOf(Error);
+  });
+
+  it("with readonly: true reads, and refuses writes as read_only", async () => {
+    const path = freshPath();
+    const writer = openSqliteStore({ path });
+    const { record } = await writer.inbox.receive(message("m1"), "k", 1);
+    writer.close();
+
+    const reader = openSqliteStore({ path, readonly: true });
+    try {
+      expect((await reader.inbox.get(record.id))?.state).toBe("received");
+      const err = await storeErrorOf(() => reader.inbox.receive(message("m2"), "k", 2));
+      expect(err.code).toBe("read_only");
+      expect(err.message).toContain(path);
+      expect(await reader.inbox.countByState()).toMatchObject({ received: 1 });
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("with readonly: true refuses a database that needs a migration", async () => {
+    const path = freshPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    new BetterSqlite3(path).close(); // a valid, empty database at schema version 0
+    const err = await storeErrorOf(() => openSqliteStore({ path, readonly: true }));
+    expect(err.code).toBe("read_only");
+  });
+
+  // Root ignores file permissions, so this one only runs as an ordinary user.
+  it.skipIf(isRoot)("reports a database in a read-only folder as read_only", async () => {
+    const path = freshPath();
+    openSqliteStore({ path }).close();
+    const dir = join(path, "..");
+    chmodSync(path, 0o444);
+    chmodSync(dir, 0o555);
+    try {
+      const err = await storeErrorOf(async () => {
+        const store = openSqliteStore({ path });
+        try {
+          await store.inbox.receive(message("m1"), "k", 1);
+        } finally {
+          store.close();
+        }
+      });
+      expect(err.code).toBe("read_only");
+    } finally {
+      chmodSync(dir, 0o755);
+      chmodSync(path, 0o644);
+    }
+  });
+
+  it("reports a database another connection holds the write lock on as locked", async () => {
+    const path = freshPath();
+    const store = openSqliteStore({ path, busyTimeoutMs: 20 });
+    const other = new BetterSqlite3(path);
+    try {
+      other.exec("BEGIN IMMEDIATE");
+      const started = performance.now();
+      const err = await storeErrorOf(() => store.inbox.receive(message("m1"), "k", 1));
+      expect(err.code).toBe("locked");
+      expect(err.message).toBe(`database ${path} is locked by another process (is another gateway running?)`);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      other.exec("ROLLBACK");
+      expect((await store.inbox.receive(message("m1"), "k", 1)).duplicate).toBe(false);
+    } finally {
+      other.close();
+      store.close();
+    }
+  });
+
+  it("opens :memory: without touching the disk", () => {
+    const store = openSqliteStore({ path: ":memory:" });
+    expect(store.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    store.close();
+    expect(existsSync(":memory:")).toBe(false);
+  });
+
+  it("rejects invalid options, naming the field and the value", () => {
+    expect(() => openSqliteStore({ path: "" })).toThrow(/store path .* got ""/);
+    expect(() => openSqliteStore({ path: ":memory:", busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs .* got -1/);
+    expect(() => openSqliteStore({ path: ":memory:", busyTimeoutMs: 1.5 })).toThrow(TypeError);
+    expect(() => openSqliteStore({ path: ":memory:", readonly: true })).toThrow(/readonly/);
+  });
+
+  it("fails calls on a closed store with a StoreError", async () => {
+    const store = openSqliteStore({ path: ":memory:" });
+    store.close();
+    const err = await storeErrorOf(() => store.inbox.countByState());
+    expect(err.code).toBe("io");
+  });
+});
+
+describe("toStoreError", () => {
+  const sqliteError = (code: string) => new BetterSqlite3.SqliteError(`sqlite says ${code}`, code);
+
+  it.each([
+    ["SQLITE_BUSY", "locked"],
+    ["SQLITE_BUSY_SNAPSHOT", "locked"],
+    ["SQLITE_LOCKED", "locked"],
+    ["SQLITE_CORRUPT", "corrupt"],
+    ["SQLITE_NOTADB", "corrupt"],
+    ["SQLITE_READONLY", "read_only"],
+    ["SQLITE_READONLY_DBMOVED", "read_only"],
+    ["SQLITE_FULL", "disk_full"],
+    ["SQLITE_IOERR_WRITE", "io"],
+    ["SQLITE_CANTOPEN", "io"],
+    ["SQLITE_BUSYX", "io"],
+  ] as const)("maps %s to %s", (code, expected) => {
+    const cause = sqliteError(code);
+    const path = join(root, "table", "switchyard.db");
+    const err = toStoreError(cause, path);
+    expect(err.code).toBe(expected);
+    expect(err.cause).toBe(cause);
+    expect(err.message).toContain(path);
+  });
+
+  it("says the disk is full in plain words", () => {
+    expect(toStoreError(sqliteError("SQLITE_FULL"), "/x.db").message).toContain("disk is full");
+  });
+
+  it("maps file-system errors and passes StoreErrors through", () => {
+    const eacces = Object.assign(new Error("permission denied"), { code: "EACCES" });
+    expect(toStoreError(eacces, "/x.db").code).toBe("read_only");
+    const enospc = Object.assign(new Error("no space"), { code: "ENOSPC" });
+    expect(toStoreError(enospc, "/x.db").code).toBe("disk_full");
+    const own = new StoreError("locked", "already converted");
+    expect(toStoreError(own, "/x.db")).toBe(own);
+    expect(toStoreError("a string", "/x.db")).toMatchObject({
+      code: "io",
+      message: "database /x.db failed: a string",
+    });
+  });
+});
