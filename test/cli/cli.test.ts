@@ -1,0 +1,94 @@
+/**
+ * The command line as a person meets it: exit codes and plain-words messages for bad
+ * configuration, bad flags and broken state; doctor and status.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+// An absolute loader URL: the CLI runs from temp folders that have no node_modules.
+const TSX = pathToFileURL(join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), "sy-cli-"));
+  dirs.push(d);
+  return d;
+}
+
+function cli(args: string[], cwd = tmp(), env: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(process.execPath, ["--import", TSX, join(ROOT, "test/helpers/cli-entry.ts"), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, HOME: cwd, ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe("switchyard CLI", () => {
+  it("exits 2 naming the key path, the value and what was expected", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "switchyard.yaml"), "gateway:\n  port: 70000\n  bogus: true\n");
+    const r = cli(["gateway", "--home", join(dir, "home")], dir);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`switchyard: bad configuration in ${join(dir, "switchyard.yaml")}:`);
+    expect(r.err).toContain("gateway.port: found 70000, expected at most 65535");
+    expect(r.err).toContain("gateway.bogus: unknown key");
+    expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it("exits 2 for a missing --config file, a bad flag and an unknown command", () => {
+    expect(cli(["gateway", "--config", "nope.yaml"]).err).toMatch(/file not found: .*nope\.yaml/);
+    const badPort = cli(["gateway", "--port", "http"]);
+    expect(badPort.code).toBe(2);
+    expect(badPort.err).toContain('--port: found "http", expected a whole number from 0 to 65535');
+    const unknown = cli(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('unknown command "frobnicate"');
+  });
+
+  it("reports a corrupt database in plain words, not a stack trace", () => {
+    const home = tmp();
+    writeFileSync(join(home, "switchyard.db"), "this is not a database".repeat(100));
+    const r = cli(["gateway", "--home", home, "--port", "0"]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/switchyard gateway: .*switchyard\.db.*(not a valid switchyard database|damaged)/);
+    expect(r.err).not.toMatch(/\n\s+at /);
+  });
+
+  it("doctor says what is configured and what is missing", () => {
+    const home = tmp();
+    const r = cli(["doctor", "--home", home, "--port", "1"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/ok\s+config\s+no switchyard\.yaml found; using defaults/);
+    expect(r.out).toMatch(/ok\s+home\s+/);
+    expect(r.out).toMatch(/ok\s+database\s+.*opens \(schema v\d+\)/);
+    expect(r.out).toMatch(/warn\s+provider\s+no API key for anthropic: replies will be SIMULATED/);
+    expect(r.out).toMatch(/ok\s+channels\s+http, console/);
+  });
+
+  it("doctor fails on a bad configuration", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "switchyard.yaml"), "lanes:\n  maxConcurrent: 0\n");
+    const r = cli(["doctor", "--home", join(dir, "home")], dir);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL\s+config\s+lanes\.maxConcurrent: found 0, expected at least 1/);
+  });
+
+  it("status reads the database when no gateway is running", () => {
+    const home = tmp();
+    cli(["doctor", "--home", home, "--port", "1"]); // creates the database
+    const r = cli(["status", "--home", home, "--port", "1"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("no gateway answers at http://127.0.0.1:1");
+    expect(r.out).toMatch(/outbox\s+pending 0, sending 0, sent 0, dead 0, expired 0/);
+  });
+});
