@@ -156,9 +156,13 @@ export class Gateway implements InboundSink {
     });
     // Already finished before we registered?
     const record = await this.#o.store.inbox.get(inboxId);
-    if (record && (record.state === "answered" || record.state === "failed")) {
+    if (!record) {
+      this.#settle(inboxId, { inboxId, state: "rejected", replies: [] });
+    } else if (record.state === "answered" || record.state === "failed") {
       const rows = await this.#o.store.outbox.listForInbox(inboxId);
       this.#settle(inboxId, { inboxId, state: record.state, replies: rows.map((r) => r.text) });
+    } else if (record.state === "rejected") {
+      this.#settle(inboxId, { inboxId, state: "rejected", replies: [] });
     }
     return pending;
   }
@@ -193,7 +197,11 @@ export class Gateway implements InboundSink {
         origin,
         run: (ctx) => {
           this.#waitingTurn.delete(sessionKey);
-          return this.#o.turns.run(sessionKey, mode !== "followup", ctx);
+          return this.#o.turns.run(
+            sessionKey,
+            { collectAll: mode !== "followup", steer: mode === "steer" },
+            ctx,
+          );
         },
       });
       handle.done.then(

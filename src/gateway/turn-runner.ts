@@ -7,8 +7,8 @@
 import type { Channel, ChatTarget } from "../channels/types.js";
 import { chunkText } from "../channels/chunking.js";
 import { assembleSystemPrompt } from "../harness/prompt.js";
-import type { ModelProvider } from "../harness/providers/types.js";
-import { runAgent } from "../harness/run.js";
+import { type ModelProvider, ZERO_USAGE } from "../harness/providers/types.js";
+import { type AgentRunResult, runAgent } from "../harness/run.js";
 import type { ToolRegistry } from "../harness/tools/registry.js";
 import { findOrphanedToolCalls, toChatMessages } from "../harness/transcript.js";
 import type { InboxRecord, OutboxInsert, RunRecord, Store } from "../store/types.js";
@@ -51,15 +51,28 @@ export class TurnRunner {
     this.#o = options;
   }
 
-  /** Runs the next turn of `sessionKey`; claims one message, or all queued with `collectAll`. */
-  async run(sessionKey: string, collectAll: boolean, lane: LaneTaskContext): Promise<void> {
+  /**
+   * Runs the next turn of `sessionKey`: claims its oldest queued message, or all of them with
+   * `collectAll`; with `steer`, messages queued while it runs join it at each tool boundary.
+   */
+  async run(
+    sessionKey: string,
+    mode: { collectAll: boolean; steer: boolean },
+    lane: LaneTaskContext,
+  ): Promise<void> {
     const o = this.#o;
     const { store, clock } = o;
     const session = await store.sessions.get(sessionKey);
     const sessionId = session?.sessionId ?? newId("ses");
     if (!session) await store.sessions.ensure(sessionKey, sessionId, null, clock.now());
     const runId = newId("run");
-    const claimed = await store.inbox.claim(sessionKey, sessionId, runId, { all: collectAll }, clock.now());
+    const claimed = await store.inbox.claim(
+      sessionKey,
+      sessionId,
+      runId,
+      { all: mode.collectAll },
+      clock.now(),
+    );
     if (claimed.length === 0) return; // another turn (collect/steer) already took them
     const inboxIds = claimed.map((r) => r.id);
     const last = claimed[claimed.length - 1] as InboxRecord;
@@ -76,43 +89,63 @@ export class TurnRunner {
 
     const stopTyping = this.#keepTyping(channel, target, lane.signal);
     try {
-      const tail = await store.transcript.tail(sessionKey, sessionId, o.historyLimit);
-      const repairs = findOrphanedToolCalls(tail);
-      if (repairs.length > 0) {
-        log.warn(
-          { count: repairs.length },
-          "transcript repair: tool calls left without results by an interruption",
-        );
-        await store.transcript.append(sessionKey, sessionId, runId, repairs, clock.now());
+      let result: AgentRunResult;
+      try {
+        result = await (async () => {
+          const tail = await store.transcript.tail(sessionKey, sessionId, o.historyLimit);
+          const repairs = findOrphanedToolCalls(tail);
+          if (repairs.length > 0) {
+            log.warn(
+              { count: repairs.length },
+              "transcript repair: tool calls left without results by an interruption",
+            );
+            await store.transcript.append(sessionKey, sessionId, runId, repairs, clock.now());
+          }
+          const prompt = await assembleSystemPrompt({
+            workspaceDir: o.workspaceDir,
+            maxCharsPerFile: o.bootstrapMaxChars,
+            maxTotalChars: o.bootstrapTotalMaxChars,
+          });
+          return await runAgent({
+            runId,
+            sessionKey,
+            provider: o.provider,
+            model: o.model,
+            system: prompt.text,
+            messages: toChatMessages(tail),
+            tools: o.tools,
+            workspaceDir: o.workspaceDir,
+            maxTokens: o.maxTokens,
+            maxToolCallsPerRun: o.maxToolCallsPerRun,
+            lane,
+            logger: log,
+            append: (payloads) =>
+              store.transcript.append(sessionKey, sessionId, runId, payloads, clock.now()),
+            takeSteered: !mode.steer
+              ? undefined
+              : async () => {
+                  const more = await store.inbox.claim(
+                    sessionKey,
+                    sessionId,
+                    runId,
+                    { all: true },
+                    clock.now(),
+                  );
+                  for (const r of more) inboxIds.push(r.id);
+                  return more.map((r) => r.message.text);
+                },
+            onTextDelta: channel?.streamDelta
+              ? (delta) => channel.streamDelta?.({ ...target, recipientId: last.message.senderId }, delta)
+              : undefined,
+          });
+        })();
+      } catch (err) {
+        // A bug or a broken store must not strand the claimed messages in `running`:
+        // the person gets the failure notice like for any other failed turn.
+        log.error({ err }, "turn failed unexpectedly");
+        const error = err instanceof Error ? err : new Error(String(err));
+        result = { outcome: "failed", final: null, usage: ZERO_USAGE, toolCalls: 0, modelCalls: 0, error };
       }
-      const prompt = await assembleSystemPrompt({
-        workspaceDir: o.workspaceDir,
-        maxCharsPerFile: o.bootstrapMaxChars,
-        maxTotalChars: o.bootstrapTotalMaxChars,
-      });
-      const result = await runAgent({
-        runId,
-        sessionKey,
-        provider: o.provider,
-        model: o.model,
-        system: prompt.text,
-        messages: toChatMessages(tail),
-        tools: o.tools,
-        workspaceDir: o.workspaceDir,
-        maxTokens: o.maxTokens,
-        maxToolCallsPerRun: o.maxToolCallsPerRun,
-        lane,
-        logger: log,
-        append: (payloads) => store.transcript.append(sessionKey, sessionId, runId, payloads, clock.now()),
-        takeSteered: async () => {
-          const more = await store.inbox.claim(sessionKey, sessionId, runId, { all: true }, clock.now());
-          for (const r of more) inboxIds.push(r.id);
-          return more.map((r) => r.message.text);
-        },
-        onTextDelta: channel?.streamDelta
-          ? (delta) => channel.streamDelta?.({ ...target, recipientId: last.message.senderId }, delta)
-          : undefined,
-      });
 
       if (result.outcome === "aborted" && isShutdown(result.error, lane.signal)) {
         log.info("turn interrupted by shutdown; it will be redone after restart");

@@ -178,6 +178,14 @@ describe("HTTP surface", () => {
     expect(r.body.replies?.[0]?.text).toBe("⏹ Stopped.");
   });
 
+  it("answers a redelivered command id at once, without running it again", async () => {
+    const first = await gw.chat("cmd2", "/help", "cmd-id-1");
+    expect(first.body.replies?.[0]?.text).toContain("/stop");
+    const again = await gw.chat("cmd2", "/help", "cmd-id-1");
+    expect(again.status).toBe(200);
+    expect(again.body.state).toBe("rejected");
+  });
+
   it("rejects bad requests with a clear error", async () => {
     const post = (body: string) =>
       fetch(`${gw.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body });

@@ -45,6 +45,22 @@ describe("queue modes", () => {
     expect(bodyOf(sim, 0)).not.toContain("message two");
   });
 
+  it("followup: a message that arrives during a tool turn is not injected into it", async () => {
+    const { sim, gw } = await setup({ session: { queueMode: "followup" } });
+    sim.script(
+      { toolCalls: [{ name: "list_files", args: {} }], chunkDelayMs: 80 },
+      { text: "listed" },
+      { text: "second answer" },
+    );
+    const first = gw.chat("ann", "list my files");
+    await sim.waitForRequests(1, 5_000);
+    const second = gw.chat("ann", "message two");
+    expect((await first).body.replies?.[0]?.text).toBe("listed");
+    expect((await second).body.replies?.[0]?.text).toBe("second answer");
+    expect(bodyOf(sim, 1)).not.toContain("message two");
+    expect(bodyOf(sim, 2)).toContain("message two");
+  });
+
   it("collect: messages that arrive while busy become one turn", async () => {
     const { sim, gw } = await setup({ session: { queueMode: "collect" } });
     sim.script({ text: "answer to one", chunkDelayMs: 30 }, { text: "answer to two and three" });
