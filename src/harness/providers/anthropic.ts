@@ -4,8 +4,8 @@
  * and the last message. The SDK never retries (`maxRetries: 0`): the gateway's wrappers do.
  */
 import type { Anthropic } from "@anthropic-ai/sdk";
-import type { Logger } from "../../util/logger.js";
 import { abortedError, toProviderError } from "./errors.js";
+import { type SdkProviderOptions, checkSdkProviderOptions } from "./options.js";
 import {
   type ChatMessage,
   type ModelProvider,
@@ -20,20 +20,7 @@ type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
 
 /** Options of {@link AnthropicProvider}. */
-export interface AnthropicProviderOptions {
-  /** API key. Required: passing it also keeps the SDK's credential chain (env, profiles) out. */
-  apiKey: string;
-  /** Base URL without `/v1`; default the SDK's (https://api.anthropic.com). */
-  baseUrl?: string;
-  /** Time allowed until the response headers arrive; default 600_000 ms. */
-  requestTimeoutMs?: number;
-  /** True when `baseUrl` is the built-in simulator; default false. */
-  simulated?: boolean;
-  /** Where request failures are logged; default none. */
-  logger?: Logger;
-  /** Transport seam; default the global fetch. */
-  fetch?: typeof fetch;
-}
+export type AnthropicProviderOptions = SdkProviderOptions;
 
 const EPHEMERAL = { type: "ephemeral" } as const;
 
@@ -58,16 +45,7 @@ export class AnthropicProvider implements ModelProvider {
   #client: Promise<Anthropic> | undefined;
 
   constructor(options: AnthropicProviderOptions) {
-    if (typeof options.apiKey !== "string" || options.apiKey === "") {
-      throw new TypeError("AnthropicProviderOptions.apiKey: got an empty value, expected a non-empty string");
-    }
-    const requestTimeoutMs = options.requestTimeoutMs ?? 600_000;
-    if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
-      throw new RangeError(
-        `AnthropicProviderOptions.requestTimeoutMs: got ${requestTimeoutMs}, expected a positive integer`,
-      );
-    }
-    this.#options = { ...options, requestTimeoutMs };
+    this.#options = checkSdkProviderOptions("AnthropicProviderOptions", options);
     this.simulated = options.simulated ?? false;
   }
 

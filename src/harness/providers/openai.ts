@@ -4,8 +4,8 @@
  * retries (`maxRetries: 0`): retry and failover belong to the gateway's wrappers.
  */
 import type { OpenAI } from "openai";
-import type { Logger } from "../../util/logger.js";
 import { abortedError, toProviderError } from "./errors.js";
+import { type SdkProviderOptions, checkSdkProviderOptions } from "./options.js";
 import {
   type ChatMessage,
   type ModelProvider,
@@ -20,20 +20,7 @@ type ChatCompletionMessageParam = OpenAI.Chat.Completions.ChatCompletionMessageP
 type ChatCompletionFunctionTool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
 
 /** Options of {@link OpenAIProvider}. */
-export interface OpenAIProviderOptions {
-  /** API key, sent as `Authorization: Bearer`. Required (the SDK never reads env here). */
-  apiKey: string;
-  /** Base URL including `/v1`; default the SDK's (https://api.openai.com/v1). */
-  baseUrl?: string;
-  /** Time allowed until the response headers arrive; default 600_000 ms. */
-  requestTimeoutMs?: number;
-  /** True when `baseUrl` is the built-in simulator; default false. */
-  simulated?: boolean;
-  /** Where request failures are logged; default none. */
-  logger?: Logger;
-  /** Transport seam; default the global fetch. */
-  fetch?: typeof fetch;
-}
+export type OpenAIProviderOptions = SdkProviderOptions;
 
 const FINISH_REASONS: Record<string, StopReason> = {
   stop: "end_turn",
@@ -55,16 +42,7 @@ export class OpenAIProvider implements ModelProvider {
   #client: Promise<OpenAI> | undefined;
 
   constructor(options: OpenAIProviderOptions) {
-    if (typeof options.apiKey !== "string" || options.apiKey === "") {
-      throw new TypeError("OpenAIProviderOptions.apiKey: got an empty value, expected a non-empty string");
-    }
-    const requestTimeoutMs = options.requestTimeoutMs ?? 600_000;
-    if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
-      throw new RangeError(
-        `OpenAIProviderOptions.requestTimeoutMs: got ${requestTimeoutMs}, expected a positive integer`,
-      );
-    }
-    this.#options = { ...options, requestTimeoutMs };
+    this.#options = checkSdkProviderOptions("OpenAIProviderOptions", options);
     this.simulated = options.simulated ?? false;
   }
 
