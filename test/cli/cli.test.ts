@@ -2,12 +2,14 @@
  * The command line as a person meets it: exit codes and plain-words messages for bad
  * configuration, bad flags and broken state; doctor and status.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { ModelSimulator } from "../fakes/model-simulator.js";
+import { simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 // An absolute loader URL: the CLI runs from temp folders that have no node_modules.
@@ -90,5 +92,48 @@ describe("switchyard CLI", () => {
     expect(r.code).toBe(1);
     expect(r.out).toContain("no gateway answers at http://127.0.0.1:1");
     expect(r.out).toMatch(/outbox\s+pending 0, sending 0, sent 0, dead 0, expired 0/);
+  });
+});
+
+describe("switchyard chat", () => {
+  it("sends each line to the running gateway and prints the streamed reply", async () => {
+    const sim = new ModelSimulator();
+    await sim.start();
+    const gw = await startTestGateway(simulatorConfig(sim, "anthropic"));
+    try {
+      sim.script({ text: "Hello Ann, nice to meet you." });
+      const child = spawn(
+        process.execPath,
+        [
+          "--import",
+          TSX,
+          join(ROOT, "test/helpers/cli-entry.ts"),
+          "chat",
+          "--url",
+          gw.url,
+          "--sender",
+          "ann",
+        ],
+        { cwd: tmp(), env: { PATH: process.env.PATH }, stdio: ["pipe", "pipe", "pipe"] },
+      );
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      child.stdin.write("hi there\n");
+      const t0 = Date.now();
+      while (!out.includes("nice to meet you") && Date.now() - t0 < 15_000)
+        await new Promise((r) => setTimeout(r, 20));
+      child.stdin.end();
+      const code = await new Promise<number | null>((r) => child.once("exit", r));
+      expect(code).toBe(0);
+      expect(out).toContain(`Connected to ${gw.url} as "ann"`);
+      expect(out).toContain("agent> Hello Ann, nice to meet you.");
+      const session = await gw.running.store.sessions.get("agent:main:console:dm:ann");
+      expect(session).toBeDefined();
+    } finally {
+      await gw.stop();
+      await sim.close();
+    }
   });
 });
