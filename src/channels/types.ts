@@ -33,6 +33,11 @@ export interface InboundMessage {
   /** The platform's own id; with channel + accountId it is the dedupe key. */
   platformMessageId: string;
   replyToText?: string;
+  /**
+   * Group messages the bot was not addressed in, since its last reply in this chat, oldest
+   * first; set by the router on a message that mentions the bot, so the run sees the conversation.
+   */
+  groupContext?: Array<{ senderName: string; text: string }>;
   /** Epoch ms when the gateway received it. */
   receivedAt: number;
 }

@@ -6,10 +6,11 @@
  */
 import type { AcceptResult, Channel, ChatTarget, InboundMessage, InboundSink } from "../channels/types.js";
 import type { ModelProvider } from "../harness/providers/types.js";
-import type { InboxRecord, Store } from "../store/types.js";
+import { type InboxRecord, NOT_MENTIONED, type Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { Logger } from "../util/logger.js";
+import { type AccessPolicy, allowAll } from "./access.js";
 import { helpText, parseCommand } from "./commands.js";
 import type { LaneQueue } from "./lanes/lane-queue.js";
 import type { LanePriority } from "./lanes/types.js";
@@ -18,16 +19,6 @@ import type { GatewayMetrics } from "./metrics.js";
 import type { OutboxDispatcher } from "./outbox-dispatcher.js";
 import { type DmScope, sessionKeyFor } from "./session-key.js";
 import type { TurnRunner } from "./turn-runner.js";
-
-/** Decides whether a sender may reach the agent. Channels with platform users plug policies in. */
-export interface AccessPolicy {
-  check(
-    message: InboundMessage,
-  ): Promise<{ allowed: true } | { allowed: false; reason: string; reply?: string }>;
-}
-
-/** Local channels (console, HTTP on loopback) are the owner's own. */
-export const allowAll: AccessPolicy = { check: async () => ({ allowed: true }) };
 
 export type QueueMode = "followup" | "collect" | "steer";
 
@@ -42,7 +33,8 @@ export interface GatewayOptions {
   provider: ModelProvider;
   /** "provider/model" as configured. */
   modelRef: string;
-  access?: AccessPolicy;
+  /** Access policy per channel name; channels without one (console, HTTP) allow everyone. */
+  access?: Partial<Record<string, AccessPolicy>>;
   clock: Clock;
   logger: Logger;
   metrics: GatewayMetrics;
@@ -93,6 +85,16 @@ export class Gateway implements InboundSink {
       return { status: "rejected", reason: "the gateway is shutting down; please resend in a moment" };
     }
     const sessionKey = sessionKeyFor(message, this.#o.agentId, this.#o.dmScope);
+    const access = this.#accessFor(message.channel);
+    if (!message.isDirect && message.mentionsBot && access.groupHistoryLimit > 0 && !message.groupContext) {
+      const earlier = await store.inbox.groupContext(sessionKey, access.groupHistoryLimit);
+      if (earlier.length > 0) {
+        message = {
+          ...message,
+          groupContext: earlier.map((r) => ({ senderName: r.message.senderName, text: r.message.text })),
+        };
+      }
+    }
     const { record, duplicate } = await store.inbox.receive(message, sessionKey, clock.now());
     if (duplicate) {
       metrics.inbound.inc({ channel: message.channel, verdict: "duplicate" });
@@ -107,14 +109,22 @@ export class Gateway implements InboundSink {
     const { store, clock, logger, metrics } = this.#o;
     const message = record.message;
     const sessionKey = record.sessionKey;
-    const verdict = await (this.#o.access ?? allowAll).check(message);
+    const verdict = await this.#accessFor(message.channel).check(message);
     if (!verdict.allowed) {
       await store.inbox.reject(record.id, verdict.reason, clock.now());
-      metrics.inbound.inc({ channel: message.channel, verdict: "rejected" });
-      logger.info(
-        { inboxId: record.id, senderId: message.senderId, reason: verdict.reason },
-        "inbound rejected",
-      );
+      if (verdict.reason === NOT_MENTIONED) {
+        metrics.inbound.inc({ channel: message.channel, verdict: "context" });
+        logger.debug(
+          { inboxId: record.id, chatId: message.chatId },
+          "group message kept as context (bot not addressed)",
+        );
+      } else {
+        metrics.inbound.inc({ channel: message.channel, verdict: "rejected" });
+        logger.info(
+          { inboxId: record.id, senderId: message.senderId, reason: verdict.reason },
+          "inbound rejected",
+        );
+      }
       this.#settle(record.id, {
         inboxId: record.id,
         state: "rejected",
@@ -134,6 +144,10 @@ export class Gateway implements InboundSink {
     metrics.inbound.inc({ channel: message.channel, verdict: "accepted" });
     this.#schedule(sessionKey, "human", 1);
     return { status: "accepted", inboxId: record.id, sessionKey };
+  }
+
+  #accessFor(channel: string): AccessPolicy {
+    return this.#o.access?.[channel] ?? allowAll;
   }
 
   /** Resolves when the inbox row is finished; rejects if `signal` aborts first. */

@@ -50,7 +50,7 @@ export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[
   for (const p of payloads.slice(start)) {
     switch (p.type) {
       case "user":
-        out.push({ role: "user", content: p.text });
+        out.push({ role: "user", content: userContent(p) });
         break;
       case "assistant": {
         out.push({ role: "assistant", content: p.text, toolCalls: p.toolCalls });
@@ -73,4 +73,16 @@ export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[
     }
   }
   return out;
+}
+
+/**
+ * What the model reads for a user message. In groups it is told who speaks, and the group
+ * messages it was not addressed in since its last reply come first, marked as context.
+ */
+export function userContent(p: Extract<TranscriptPayload, { type: "user" }>): string {
+  if (!p.isGroup) return p.text;
+  const current = `${p.senderName}: ${p.text}`;
+  if (!p.context?.length) return current;
+  const lines = p.context.map((c) => `${c.senderName}: ${c.text}`);
+  return `[Chat messages since your last reply — for context]\n${lines.join("\n")}\n\n[Current message — answer this]\n${current}`;
 }

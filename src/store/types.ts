@@ -64,7 +64,15 @@ export interface InboxRepo {
   /** Session keys that have queued rows, in order of their oldest queued row. */
   sessionsWithQueued(): Promise<string[]>;
   countByState(): Promise<Record<InboxState, number>>;
+  /**
+   * Group messages of a session rejected with reason NOT_MENTIONED since the session's last
+   * message that ran (queued, running, answered or failed), newest `limit`, oldest first.
+   */
+  groupContext(sessionKey: string, limit: number): Promise<InboxRecord[]>;
 }
+
+/** The reject reason of a group message that did not address the bot (kept as context). */
+export const NOT_MENTIONED = "not_mentioned";
 
 // ---------------------------------------------------------------- outbox
 
@@ -149,7 +157,16 @@ export interface SessionRepo {
 
 /** Everything a run records, in order. A tagged union, stored as JSON. */
 export type TranscriptPayload =
-  | { type: "user"; inboxId: number; text: string; senderName: string }
+  | {
+      type: "user";
+      inboxId: number;
+      text: string;
+      senderName: string;
+      /** Set for group chats: the model is told who is speaking. */
+      isGroup?: boolean;
+      /** Unaddressed group messages before this one (see InboundMessage.groupContext). */
+      context?: Array<{ senderName: string; text: string }>;
+    }
   | { type: "assistant"; text: string; toolCalls: ToolCall[] }
   | {
       type: "tool_result";
@@ -180,6 +197,49 @@ export interface TranscriptRepo {
   ): Promise<void>;
   /** The last `limit` events of a session id, oldest first. */
   tail(sessionKey: string, sessionId: string, limit: number): Promise<TranscriptEvent[]>;
+}
+
+// ---------------------------------------------------------------- access: pairing
+
+/** An unknown sender's request to talk to the agent, approved by the owner with its code. */
+export interface PairingRequest {
+  channel: string;
+  accountId: string;
+  senderId: string;
+  senderName: string;
+  /** 8 characters, upper case, no ambiguous characters. */
+  code: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface ApprovedSender {
+  channel: string;
+  senderId: string;
+  senderName: string;
+  approvedAt: number;
+  /** The code that approved it. */
+  code: string;
+}
+
+export interface PairingRepo {
+  /**
+   * The sender's unexpired request if there is one (`existing`), else a new one with `code`
+   * (`created`) — unless the channel already has `maxPending` unexpired requests (`full`).
+   * Expired requests are dropped in the same step.
+   */
+  request(
+    input: { channel: string; accountId: string; senderId: string; senderName: string; code: string },
+    options: { ttlMs: number; maxPending: number },
+    now: number,
+  ): Promise<{ status: "created" | "existing"; request: PairingRequest } | { status: "full" }>;
+  /** Approves the unexpired request with this code (case-insensitive) on `channel`; removes it. */
+  approve(channel: string, code: string, now: number): Promise<ApprovedSender | undefined>;
+  isApproved(channel: string, senderId: string): Promise<boolean>;
+  listPending(now: number): Promise<PairingRequest[]>;
+  listApproved(): Promise<ApprovedSender[]>;
+  /** Removes an approval; returns whether there was one. */
+  revoke(channel: string, senderId: string): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------- runs & usage
@@ -251,6 +311,7 @@ export interface Store {
   transcript: TranscriptRepo;
   runs: RunRepo;
   usage: UsageRepo;
+  pairing: PairingRepo;
   /** See CommitTurn. */
   commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
   /** Schema version the database is at. */

@@ -15,6 +15,7 @@ import type {
   Store,
   TranscriptPayload,
 } from "../../src/store/types.js";
+import { NOT_MENTIONED } from "../../src/store/types.js";
 
 const T0 = Date.UTC(2024, 0, 15, 12, 0, 0);
 
@@ -728,6 +729,116 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         );
         expect(await store.transcript.tail("k", "ses-1", 0)).toEqual([]);
         expect(await store.transcript.tail("k", "ses-3", 10)).toEqual([]);
+      });
+    });
+
+    describe("group context", () => {
+      it("returns unaddressed group messages since the last run, oldest first, newest `limit`", async () => {
+        const group = { isDirect: false, chatId: "g1" };
+        const unaddressed = async (text: string) => {
+          const { record } = await store.inbox.receive(
+            inbound({ ...group, text, mentionsBot: false }),
+            "g",
+            T0,
+          );
+          await store.inbox.reject(record.id, NOT_MENTIONED, T0);
+        };
+        await unaddressed("before the last run");
+        const ran = await enqueue(store, "g", T0, group);
+        await unaddressed("one");
+        await unaddressed("two");
+        await unaddressed("three");
+        const { record: other } = await store.inbox.receive(inbound({ ...group, text: "/help" }), "g", T0);
+        await store.inbox.reject(other.id, "command /help", T0);
+        expect((await store.inbox.groupContext("g", 50)).map((r) => r.message.text)).toEqual([
+          "one",
+          "two",
+          "three",
+        ]);
+        expect((await store.inbox.groupContext("g", 2)).map((r) => r.message.text)).toEqual(["two", "three"]);
+        expect(await store.inbox.groupContext("elsewhere", 50)).toEqual([]);
+        expect(ran.state).toBe("received");
+      });
+
+      it("claim carries the group context and the group flag into the user event", async () => {
+        const context = [{ senderName: "Bo", text: "lunch at 1?" }];
+        await enqueue(store, "g", T0, {
+          isDirect: false,
+          chatId: "g1",
+          text: "@bot book it",
+          groupContext: context,
+        });
+        await store.inbox.claim("g", "ses", "run-g", { all: false }, T0);
+        const [event] = await store.transcript.tail("g", "ses", 10);
+        expect(event?.payload).toMatchObject({ type: "user", text: "@bot book it", isGroup: true, context });
+      });
+    });
+
+    describe("pairing", () => {
+      const who = {
+        channel: "telegram",
+        accountId: "default",
+        senderId: "42",
+        senderName: "Ann",
+        code: "ABCD2345",
+      };
+      const opts = { ttlMs: 3_600_000, maxPending: 3 };
+
+      it("creates one request per sender, returns it again while it lasts, and caps pending per channel", async () => {
+        const first = await store.pairing.request(who, opts, T0);
+        expect(first).toMatchObject({
+          status: "created",
+          request: { code: "ABCD2345", expiresAt: T0 + 3_600_000 },
+        });
+        expect(await store.pairing.request({ ...who, code: "ZZZZ9999" }, opts, T0 + 10)).toMatchObject({
+          status: "existing",
+          request: { code: "ABCD2345" },
+        });
+        await store.pairing.request({ ...who, senderId: "2", code: "CODE0002" }, opts, T0);
+        await store.pairing.request({ ...who, senderId: "3", code: "CODE0003" }, opts, T0);
+        expect(await store.pairing.request({ ...who, senderId: "4", code: "CODE0004" }, opts, T0)).toEqual({
+          status: "full",
+        });
+        expect(
+          await store.pairing.request(
+            { ...who, channel: "slack", senderId: "4", code: "CODE0004" },
+            opts,
+            T0,
+          ),
+        ).toMatchObject({
+          status: "created",
+        });
+        expect((await store.pairing.listPending(T0)).length).toBe(4);
+        // An hour later every request has expired and room is free again.
+        expect(await store.pairing.listPending(T0 + 3_600_000)).toEqual([]);
+        expect(
+          await store.pairing.request({ ...who, senderId: "4", code: "CODE0005" }, opts, T0 + 3_600_000),
+        ).toMatchObject({
+          status: "created",
+        });
+      });
+
+      it("approves by code (any case), persists the approval, and refuses expired or unknown codes", async () => {
+        await store.pairing.request(who, opts, T0);
+        expect(await store.pairing.isApproved("telegram", "42")).toBe(false);
+        expect(await store.pairing.approve("telegram", "nope", T0)).toBeUndefined();
+        expect(await store.pairing.approve("slack", "ABCD2345", T0)).toBeUndefined();
+        const approved = await store.pairing.approve("telegram", "abcd2345", T0 + 5);
+        expect(approved).toEqual({
+          channel: "telegram",
+          senderId: "42",
+          senderName: "Ann",
+          code: "ABCD2345",
+          approvedAt: T0 + 5,
+        });
+        expect(await store.pairing.isApproved("telegram", "42")).toBe(true);
+        expect(await store.pairing.isApproved("slack", "42")).toBe(false);
+        expect(await store.pairing.listPending(T0)).toEqual([]);
+        expect(await store.pairing.listApproved()).toEqual([approved]);
+        await store.pairing.request({ ...who, senderId: "7", code: "LATE0007" }, opts, T0);
+        expect(await store.pairing.approve("telegram", "LATE0007", T0 + 3_600_000)).toBeUndefined();
+        expect(await store.pairing.revoke("telegram", "42")).toBe(true);
+        expect(await store.pairing.isApproved("telegram", "42")).toBe(false);
       });
     });
 

@@ -4,7 +4,7 @@
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
 import type { InboundMessage } from "../../channels/types.js";
-import type { InboxRecord, InboxRepo, InboxState } from "../types.js";
+import { type InboxRecord, type InboxRepo, type InboxState, NOT_MENTIONED } from "../types.js";
 import { guard } from "./errors.js";
 import type { SqliteTranscriptRepo } from "./transcript-repo.js";
 
@@ -63,6 +63,7 @@ export class SqliteInboxRepo implements InboxRepo {
   readonly #requeue: Statement<[number]>;
   readonly #queuedSessions: Statement<[], { session_key: string }>;
   readonly #countByState: Statement<[], { state: InboxState; n: number }>;
+  readonly #groupContext: Statement<{ sessionKey: string; reason: string; limit: number }, InboxRow>;
   readonly #finish: Statement<[InboxState, string | null, number, number, string]>;
 
   constructor(db: Database, path: string, transcript: SqliteTranscriptRepo) {
@@ -100,6 +101,14 @@ export class SqliteInboxRepo implements InboxRepo {
       "SELECT session_key FROM inbox WHERE state = 'queued' GROUP BY session_key ORDER BY MIN(id)",
     );
     this.#countByState = db.prepare("SELECT state, COUNT(*) AS n FROM inbox GROUP BY state");
+    this.#groupContext = db.prepare(
+      `SELECT * FROM inbox
+        WHERE session_key = @sessionKey AND state = 'rejected' AND error = @reason
+          AND id > COALESCE((SELECT MAX(id) FROM inbox
+                              WHERE session_key = @sessionKey
+                                AND state IN ('queued', 'running', 'answered', 'failed')), 0)
+        ORDER BY id DESC LIMIT @limit`,
+    );
     this.#finish = db.prepare(
       `UPDATE inbox SET state = ?, error = ?, updated_at = ?
        WHERE id = ? AND state = 'running' AND run_id = ?`,
@@ -134,6 +143,8 @@ export class SqliteInboxRepo implements InboxRepo {
             inboxId: r.id,
             text: r.message.text,
             senderName: r.message.senderName,
+            ...(r.message.isDirect ? {} : { isGroup: true }),
+            ...(r.message.groupContext?.length ? { context: r.message.groupContext } : {}),
           })),
           now,
         );
@@ -181,6 +192,12 @@ export class SqliteInboxRepo implements InboxRepo {
 
   async sessionsWithQueued(): Promise<string[]> {
     return guard(this.#path, () => this.#queuedSessions.all().map((r) => r.session_key));
+  }
+
+  async groupContext(sessionKey: string, limit: number): Promise<InboxRecord[]> {
+    return guard(this.#path, () =>
+      this.#groupContext.all({ sessionKey, reason: NOT_MENTIONED, limit }).reverse().map(toInboxRecord),
+    );
   }
 
   async countByState(): Promise<Record<InboxState, number>> {

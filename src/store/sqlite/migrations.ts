@@ -123,6 +123,35 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: "pairing requests and approved senders",
+    sql: `
+      CREATE TABLE pairing_requests (
+        channel TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        sender_name TEXT NOT NULL,
+        code TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (channel, sender_id)
+      ) WITHOUT ROWID;
+      CREATE UNIQUE INDEX pairing_code ON pairing_requests (channel, code);
+
+      CREATE TABLE approved_senders (
+        channel TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        sender_name TEXT NOT NULL,
+        code TEXT NOT NULL,
+        approved_at INTEGER NOT NULL,
+        PRIMARY KEY (channel, sender_id)
+      ) WITHOUT ROWID;
+
+      -- groupContext: a session's rows by state, newest first.
+      CREATE INDEX inbox_session_id ON inbox (session_key, id);
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

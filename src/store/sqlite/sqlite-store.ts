@@ -10,6 +10,7 @@ import { SqliteOutboxRepo } from "./outbox-repo.js";
 import { SqliteRunRepo } from "./run-repo.js";
 import { SqliteSessionRepo } from "./session-repo.js";
 import { SqliteTranscriptRepo } from "./transcript-repo.js";
+import { SqlitePairingRepo } from "./pairing-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
 
 /**
@@ -23,6 +24,7 @@ export class SqliteStore implements Store {
   readonly transcript: SqliteTranscriptRepo;
   readonly runs: SqliteRunRepo;
   readonly usage: SqliteUsageRepo;
+  readonly pairing: SqlitePairingRepo;
   readonly #db: Database;
   readonly #path: string;
   readonly #schemaVersion: number;
@@ -39,6 +41,7 @@ export class SqliteStore implements Store {
     this.sessions = new SqliteSessionRepo(db, path);
     this.runs = new SqliteRunRepo(db, path);
     this.usage = new SqliteUsageRepo(db, path);
+    this.pairing = new SqlitePairingRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
   }
 
