@@ -6,8 +6,11 @@ import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { HttpChannel } from "./channels/http/http-channel.js";
+import { channelFactories } from "./channels/registry.js";
 import type { ChannelName } from "./channels/types.js";
 import type { Config, ProviderName } from "./config/schema.js";
+import { type AccessPolicy, ChannelAccessPolicy } from "./gateway/access.js";
+import { commandList } from "./gateway/commands.js";
 import { Gateway } from "./gateway/gateway.js";
 import { GatewayHttpServer, sendJson, sendText } from "./gateway/http-server.js";
 import { GlobalLane } from "./gateway/lanes/global-lane.js";
@@ -195,6 +198,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     metrics,
     onCommitted: (ids, state, replies) => gateway?.onCommitted(ids, state, replies),
   });
+  const access: Partial<Record<string, AccessPolicy>> = {};
+  const telegram = config.channels.telegram;
+  if (telegram?.enabled) {
+    access.telegram = new ChannelAccessPolicy({
+      channel: "telegram",
+      dmPolicy: telegram.dmPolicy,
+      allowFrom: telegram.allowFrom,
+      groupPolicy: telegram.groupPolicy,
+      groups: telegram.groups,
+      requireMention: telegram.requireMention,
+      groupHistoryLimit: telegram.groupHistoryLimit,
+      pairing: store.pairing,
+      clock,
+      logger: logger.child({ name: "gateway.access", channel: "telegram" }),
+    });
+  }
   gateway = new Gateway({
     agentId: config.agent.id,
     dmScope: config.session.dmScope,
@@ -205,6 +224,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     outbox,
     provider,
     modelRef: config.agent.model,
+    access,
     clock,
     logger: logger.child({ name: "gateway.router" }),
     metrics,
@@ -262,6 +282,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     gw.addChannel(
       new HttpChannel({ name: "console", server, answers, basePath: "/v1/console", openaiCompatible: false }),
     );
+  }
+
+  if (telegram?.enabled) {
+    const channels = channelFactories.telegram(telegram, {
+      server,
+      workspaceDir,
+      commands: commandList(),
+      logger,
+    });
+    for (const channel of channels) gw.addChannel(channel);
   }
 
   await server.listen();

@@ -1,6 +1,9 @@
 /**
  * Splitting a reply into messages a platform accepts: at paragraph, then line, then word
- * boundaries; a hard cut only for a single word longer than the limit.
+ * boundaries; a hard cut only for a single word longer than the limit (never inside a
+ * surrogate pair). A Markdown code fence open at a cut is closed at the end of that chunk
+ * and reopened, with its language, at the start of the next, so every chunk renders on
+ * its own.
  */
 
 /** Splits `text` into chunks of at most `maxChars` characters, in order. Empty text → []. */
@@ -10,15 +13,80 @@ export function chunkText(text: string, maxChars: number): string[] {
   if (trimmed.length === 0) return [];
   const chunks: string[] = [];
   let rest = trimmed;
-  while (rest.length > maxChars) {
-    const window = rest.slice(0, maxChars + 1);
-    let cut = window.lastIndexOf("\n\n");
-    if (cut < maxChars * 0.3) cut = window.lastIndexOf("\n");
-    if (cut < maxChars * 0.3) cut = window.lastIndexOf(" ");
-    if (cut <= 0) cut = maxChars;
-    chunks.push(rest.slice(0, cut).trimEnd());
-    rest = rest.slice(cut).trimStart();
+  let reopen = ""; // the fence line that must start the next chunk
+  while (reopen.length + rest.length > maxChars) {
+    const body = reopen + rest;
+    let cut = pickCut(body, maxChars, reopen.length);
+    let open = openFence(body.slice(0, cut));
+    if (open && fenceFits(open.line, maxChars)) {
+      if (open.start > reopen.length && body.slice(open.start, cut).trimEnd() === open.line) {
+        // Cut just after an opening fence: move the cut before it instead.
+        cut = open.start;
+        open = openFence(body.slice(0, cut));
+      } else if (body.slice(0, cut).trimEnd().length + open.marker.length + 1 > maxChars) {
+        cut = pickCut(body, maxChars - open.marker.length - 1, reopen.length);
+        open = openFence(body.slice(0, cut));
+      }
+    }
+    const head = body.slice(0, cut).trimEnd();
+    const closing = open && fenceFits(open.line, maxChars) ? open : undefined;
+    if (head.length > 0) chunks.push(closing ? `${head}\n${closing.marker}` : head);
+    rest = body.slice(cut);
+    rest = closing ? rest.replace(/^[^\S\n]*\n/, "") : rest.replace(/^\s+/, "");
+    reopen = closing ? `${closing.line}\n` : "";
+    if (rest.length === 0) return chunks;
   }
-  if (rest.length > 0) chunks.push(rest);
+  if (rest.length > 0) chunks.push(reopen + rest);
   return chunks;
+}
+
+/** A fence is carried across chunks only when reopening it leaves room for content. */
+function fenceFits(line: string, maxChars: number): boolean {
+  return 2 * line.length + 2 + 16 <= maxChars;
+}
+
+/** The best place to cut `text` so the head is at most `max` characters, past `min`. */
+function pickCut(text: string, max: number, min: number): number {
+  const window = text.slice(0, max + 1);
+  const floor = Math.max(min + 1, Math.floor(max * 0.3));
+  let cut = window.lastIndexOf("\n\n");
+  if (cut < floor) cut = window.lastIndexOf("\n");
+  if (cut < floor) cut = window.lastIndexOf(" ");
+  if (cut < floor) {
+    cut = Math.max(min + 1, max);
+    const code = text.charCodeAt(cut - 1);
+    if (code >= 0xd800 && code <= 0xdbff && cut - 1 > min) cut--;
+  }
+  return cut;
+}
+
+interface OpenFence {
+  /** The opening line, e.g. "```ts". */
+  line: string;
+  /** The fence characters, e.g. "```". */
+  marker: string;
+  /** Where the opening line starts in the text. */
+  start: number;
+}
+
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+
+/** The code fence still open at the end of `text`, if any. */
+export function openFence(text: string): OpenFence | undefined {
+  let open: OpenFence | undefined;
+  let offset = 0;
+  for (const line of text.split("\n")) {
+    const m = FENCE_LINE.exec(line);
+    if (m) {
+      const marker = m[1] as string;
+      const info = m[2] as string;
+      if (!open) {
+        if (!(marker[0] === "`" && info.includes("`"))) open = { line, marker, start: offset };
+      } else if (marker[0] === open.marker[0] && marker.length >= open.marker.length && !info.trim()) {
+        open = undefined;
+      }
+    }
+    offset += line.length + 1;
+  }
+  return open;
 }

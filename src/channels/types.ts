@@ -86,7 +86,8 @@ export interface InboundSink {
 export type AcceptResult =
   | { status: "accepted"; inboxId: number; sessionKey: string }
   | { status: "duplicate"; inboxId: number; sessionKey: string }
-  | { status: "rejected"; reason: string; sessionKey?: string }
+  /** `reply`, when given, goes straight back to the sender (e.g. a pairing code). */
+  | { status: "rejected"; reason: string; sessionKey?: string; reply?: string }
   | { status: "command"; reply: string; sessionKey: string };
 
 /** Typed send failure: the outbox retries `retryable` ones, after `retryAfterMs` if given. */
@@ -117,6 +118,12 @@ export interface Channel {
   start(sink: InboundSink): Promise<void>;
   /** Stop intake and release connections. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Formats a Markdown reply for this platform and splits it into the chunks `send` takes, each
+   * within the platform's limit (default: plain splitting at `limits.maxMessageChars`). The
+   * chunks are what the outbox stores, so a resend after a crash sends exactly the same text.
+   */
+  prepare?(markdown: string): string[];
   /** Send one chunk. Throws ChannelSendError. */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt>;
   /** Show "typing…" for the target; the caller refreshes it while a run works. */

@@ -81,7 +81,7 @@ export async function runDoctor(options: CliOptions): Promise<number> {
       add(...(await probeProvider(choice.provider, choice.apiKey, choice.baseUrl)));
     }
     const enabled = Object.entries(config.channels)
-      .filter(([, c]) => c.enabled)
+      .filter(([, c]) => c?.enabled === true)
       .map(([name]) => name);
     add(
       enabled.length > 0 ? "ok" : "warn",

@@ -7,6 +7,7 @@ import { ConfigError } from "../config/load.js";
 import { runChat } from "./chat.js";
 import { runDoctor } from "./doctor.js";
 import { runGatewayCommand } from "./gateway-command.js";
+import { runPairing } from "./pairing.js";
 import { runStatus } from "./status.js";
 
 const USAGE = `usage: switchyard <command> [options]
@@ -16,6 +17,7 @@ commands:
   chat      chat with the running gateway from this terminal
   status    show queues, runs and undelivered replies of the running gateway
   doctor    check configuration, home folder, database, providers and channels
+  pairing   list | approve <channel> <CODE> | revoke <channel> <SENDER_ID>: who may DM the agent
   help      show this text
 
 common options:
@@ -58,6 +60,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runStatus(options);
       case "doctor":
         return await runDoctor(options);
+      case "pairing":
+        return await runPairing(options, parsed.args);
       case "help":
       case undefined:
         process.stdout.write(USAGE);
@@ -76,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-function parse(argv: string[]): { command: string | undefined; options: CliOptions } {
+function parse(argv: string[]): { command: string | undefined; args: string[]; options: CliOptions } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -99,9 +103,11 @@ function parse(argv: string[]): { command: string | undefined; options: CliOptio
       throw new Error(`--port: found "${values.port}", expected a whole number from 0 to 65535`);
     }
   }
-  if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
+  const maxArgs = positionals[0] === "pairing" ? 3 : 0;
+  if (positionals.length > maxArgs + 1) throw new Error(`unexpected argument "${positionals[maxArgs + 1]}"`);
   return {
     command: values.help ? "help" : positionals[0],
+    args: positionals.slice(1),
     options: {
       ...(values.config !== undefined ? { config: values.config } : {}),
       ...(values.home !== undefined ? { home: values.home } : {}),

@@ -21,6 +21,81 @@ const providerSettings = z.strictObject({
   requestTimeoutMs: positiveMs.default(600_000),
 });
 
+const accountId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, { message: "expected lowercase letters, digits, - or _" });
+const chatIdList = z.array(z.union([z.string().min(1), z.number().int()]).transform(String)).default([]);
+
+const telegramWebhook = z.strictObject({
+  /** Public HTTPS URL Telegram posts updates to; it must reach this gateway's `path`. */
+  url: z.url(),
+  /** Checked on every delivery (X-Telegram-Bot-Api-Secret-Token). */
+  secret: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, { message: "expected 1-256 letters, digits, _ or -" }),
+  /** Path on the gateway's HTTP server; default /telegram/<account>. */
+  path: z.string().startsWith("/").optional(),
+});
+
+const telegramAccount = z.strictObject({
+  token: z.string().min(1),
+  apiRoot: z.url().optional(),
+  mode: z.enum(["polling", "webhook"]).optional(),
+  webhook: telegramWebhook.optional(),
+});
+
+/** Telegram: one or more bot accounts plus the access policy they share. */
+const telegramSettings = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    /** Bot token from BotFather, usually ${TELEGRAM_BOT_TOKEN}: shorthand for accounts.default.token. */
+    token: z.string().min(1).optional(),
+    /** Bot API root; set it for a local Bot API server (and in tests). */
+    apiRoot: z.url().default("https://api.telegram.org"),
+    mode: z.enum(["polling", "webhook"]).default("polling"),
+    webhook: telegramWebhook.optional(),
+    accounts: z.record(accountId, telegramAccount).default({}),
+    dmPolicy: z.enum(["pairing", "allowlist", "open", "disabled"]).default("pairing"),
+    /** Telegram user ids always allowed in DMs. */
+    allowFrom: chatIdList,
+    groupPolicy: z.enum(["allowlist", "open", "disabled"]).default("allowlist"),
+    /** Group chat ids (e.g. -1001234567890) allowed under groupPolicy allowlist. */
+    groups: chatIdList,
+    requireMention: z.boolean().default(true),
+    /** Extra regular expressions (case-insensitive) that count as addressing the bot in groups. */
+    mentionPatterns: z
+      .array(
+        z.string().refine(
+          (p) => {
+            try {
+              new RegExp(p, "i");
+              return true;
+            } catch {
+              return false;
+            }
+          },
+          { message: "expected a valid regular expression" },
+        ),
+      )
+      .default([]),
+    groupHistoryLimit: z.number().int().min(0).max(500).default(50),
+    /** "edit": one message edited as the reply streams (at most once a second). */
+    streaming: z.enum(["off", "edit"]).default("off"),
+    /** Largest attachment downloaded into the workspace. */
+    mediaMaxMb: z.number().positive().max(2000).default(20),
+    pollTimeoutSeconds: z.number().int().min(1).max(50).default(30),
+  })
+  .refine((t) => !t.enabled || t.token !== undefined || Object.keys(t.accounts).length > 0, {
+    message: "set channels.telegram.token (e.g. ${TELEGRAM_BOT_TOKEN}) or channels.telegram.accounts",
+  })
+  .refine(
+    (t) =>
+      (t.mode !== "webhook" && Object.values(t.accounts).every((a) => a.mode !== "webhook")) ||
+      t.webhook !== undefined ||
+      Object.values(t.accounts).every((a) => (a.mode ?? t.mode) !== "webhook" || a.webhook !== undefined),
+    {
+      message: "webhook mode needs webhook.url and webhook.secret",
+    },
+  );
+
 export const configSchema = z.strictObject({
   gateway: z
     .strictObject({
@@ -94,6 +169,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       http: z.strictObject({ enabled: z.boolean().default(true) }).prefault({}),
       console: z.strictObject({ enabled: z.boolean().default(true) }).prefault({}),
+      telegram: telegramSettings.optional(),
     })
     .prefault({}),
 });
@@ -101,3 +177,4 @@ export const configSchema = z.strictObject({
 /** The validated configuration with every default applied. */
 export type Config = z.infer<typeof configSchema>;
 export type ProviderName = "openai" | "anthropic";
+export type TelegramSettings = z.infer<typeof telegramSettings>;

@@ -130,7 +130,12 @@ export class Gateway implements InboundSink {
         state: "rejected",
         replies: verdict.reply ? [verdict.reply] : [],
       });
-      return { status: "rejected", reason: verdict.reason, sessionKey };
+      return {
+        status: "rejected",
+        reason: verdict.reason,
+        sessionKey,
+        ...(verdict.reply ? { reply: verdict.reply } : {}),
+      };
     }
     const command = parseCommand(message.text);
     if (command) {

@@ -176,8 +176,9 @@ export class TurnRunner {
       let committed: boolean;
       let replies: string[];
       if (result.outcome === "answered" && result.final) {
-        const max = channel?.limits.maxMessageChars ?? 4000;
-        replies = chunkText(result.final.text, max);
+        replies = channel?.prepare
+          ? channel.prepare(result.final.text)
+          : chunkText(result.final.text, channel?.limits.maxMessageChars ?? 4000);
         committed = await store.commitTurn(
           {
             sessionKey,
@@ -198,7 +199,7 @@ export class TurnRunner {
         if (notice.kind === "progress_timeout") run.outcome = "timeout";
         run.errorKind = notice.kind;
         run.error = result.error?.message ?? null;
-        replies = [notice.text];
+        replies = channel?.prepare ? channel.prepare(notice.text) : [notice.text];
         committed = await store.commitTurn(
           {
             sessionKey,
@@ -208,7 +209,7 @@ export class TurnRunner {
             inboxState: "failed",
             error: `${notice.kind}: ${result.error?.message ?? "unknown"}`,
             events: [{ type: "notice", text: notice.text }],
-            outbox: [{ ...base, text: notice.text, seq: 0, kind: "notice" }],
+            outbox: replies.map((text, seq) => ({ ...base, text, seq, kind: "notice" as const })),
             run,
           },
           clock.now(),

@@ -30,3 +30,74 @@ describe("chunkText", () => {
     );
   });
 });
+
+describe("chunkText with code fences", () => {
+  const fenceCount = (s: string) => s.split("\n").filter((l) => /^```/.test(l)).length;
+
+  it("closes a fence at the cut and reopens it, with its language, in the next chunk", () => {
+    const code = Array.from({ length: 40 }, (_, i) => `const x${i} = ${i};`).join("\n");
+    const text = `Here is the code:\n\n\`\`\`ts\n${code}\n\`\`\`\n\nThat is all.`;
+    const chunks = chunkText(text, 200);
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const c of chunks) {
+      expect(c.length).toBeLessThanOrEqual(200);
+      expect(fenceCount(c) % 2).toBe(0);
+    }
+    expect(chunks[1]?.startsWith("```ts\n")).toBe(true);
+    // Every code line survives, in order, exactly once.
+    const lines = chunks.flatMap((c) => c.split("\n")).filter((l) => l.startsWith("const "));
+    expect(lines).toEqual(code.split("\n"));
+    expect(chunks.at(-1)?.endsWith("That is all.")).toBe(true);
+  });
+
+  it("does not leave an empty block when the cut falls right after an opening fence", () => {
+    const text = `${"word ".repeat(30).trim()}\n\`\`\`py\nprint(1)\nprint(2)\n\`\`\``;
+    const chunks = chunkText(text, 160);
+    expect(chunks[0]).not.toContain("```");
+    expect(chunks[1]).toBe("```py\nprint(1)\nprint(2)\n```");
+  });
+
+  it("keeps tilde fences and longer markers", () => {
+    const text = `~~~~\n${"a line of text\n".repeat(20)}~~~~`;
+    const chunks = chunkText(text, 100);
+    for (const c of chunks) {
+      expect(c.startsWith("~~~~\n")).toBe(true);
+      expect(c.endsWith("\n~~~~")).toBe(true);
+    }
+  });
+
+  it("never cuts a surrogate pair in half", () => {
+    const chunks = chunkText("😀".repeat(50), 7);
+    for (const c of chunks) expect(c).toMatch(/^(?:😀)+$/u);
+    expect(chunks.join("")).toBe("😀".repeat(50));
+  });
+
+  it("for any mix of prose and code: within the limit, fences balanced, code lines kept", () => {
+    const codeLine = fc.stringMatching(/^[a-z(); =]{0,30}$/).map((s) => `  ${s}`);
+    const prose = fc
+      .array(fc.stringMatching(/^[a-z]{1,10}$/), { minLength: 1, maxLength: 30 })
+      .map((w) => w.join(" "));
+    const block = fc.oneof(
+      prose,
+      fc
+        .tuple(fc.constantFrom("", "ts", "python"), fc.array(codeLine, { minLength: 1, maxLength: 30 }))
+        .map(([lang, lines]) => `\`\`\`${lang}\n${lines.join("\n")}\n\`\`\``),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(block, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 60, max: 400 }),
+        (blocks, max) => {
+          const text = blocks.join("\n\n");
+          const chunks = chunkText(text, max);
+          for (const c of chunks) {
+            expect(c.length).toBeLessThanOrEqual(max);
+            expect(fenceCount(c) % 2).toBe(0);
+          }
+          const words = (s: string) => s.split(/\s+/).filter((w) => w && !w.startsWith("```"));
+          expect(chunks.flatMap(words).join("")).toEqual(words(text).join(""));
+        },
+      ),
+    );
+  });
+});

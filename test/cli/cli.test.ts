@@ -95,6 +95,30 @@ describe("switchyard CLI", () => {
   });
 });
 
+describe("switchyard pairing", () => {
+  it("lists pending codes and approves one, once", async () => {
+    const home = tmp();
+    const { openSqliteStore } = await import("../../src/store/sqlite/open-sqlite-store.js");
+    const store = openSqliteStore({ path: join(home, "switchyard.db") });
+    await store.pairing.request(
+      { channel: "telegram", accountId: "default", senderId: "42", senderName: "Ann", code: "ABCD2345" },
+      { ttlMs: 3_600_000, maxPending: 3 },
+      Date.now(),
+    );
+    store.close();
+    const list = cli(["pairing", "list", "--home", home]);
+    expect(list.code).toBe(0);
+    expect(list.out).toMatch(/pending\s+telegram ABCD2345\s+Ann \(id 42\), expires in \d+ min/);
+    const ok = cli(["pairing", "approve", "telegram", "abcd2345", "--home", home]);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toContain("approved Ann (id 42) on telegram");
+    const again = cli(["pairing", "approve", "telegram", "ABCD2345", "--home", home]);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain("no pending telegram request with code ABCD2345");
+    expect(cli(["pairing", "list", "--home", home]).out).toMatch(/approved\s+telegram Ann \(id 42\)/);
+  });
+});
+
 describe("switchyard chat", () => {
   it("sends each line to the running gateway and prints the streamed reply", async () => {
     const sim = new ModelSimulator();

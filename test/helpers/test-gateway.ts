@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../../src/config/load.js";
 import { type RunningGateway, startGateway } from "../../src/main.js";
-import { silentLogger } from "../../src/util/logger.js";
+import { createLogger, silentLogger } from "../../src/util/logger.js";
 import type { ModelSimulator } from "../fakes/model-simulator.js";
 
 export interface TestGateway {
@@ -51,7 +51,10 @@ export async function startTestGateway(
     configFile: undefined,
     home,
     env: {},
-    logger: silentLogger(),
+    // SWITCHYARD_TEST_LOG=debug shows the gateway's log while a test runs.
+    logger: process.env.SWITCHYARD_TEST_LOG
+      ? createLogger({ level: process.env.SWITCHYARD_TEST_LOG, format: "json" })
+      : silentLogger(),
     port: 0,
   });
   return {

@@ -1,0 +1,289 @@
+/**
+ * Telegram end to end: the real gateway and grammY against the fake Bot API server, with the
+ * model simulator behind the real Anthropic SDK.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ModelSimulator } from "../../fakes/model-simulator.js";
+import { FakeTelegramBotApi } from "../../fakes/telegram-bot-api.js";
+import { type TestGateway, simulatorConfig, startTestGateway } from "../../helpers/test-gateway.js";
+
+const TOKEN = "123456:AAtest-token-for-the-fake-bot-api-000";
+const BOT = { token: TOKEN, id: 123456, username: "switchyard_bot", firstName: "Switchyard" };
+const ANN = { id: 42, first_name: "Ann" };
+const BOB = { id: 43, first_name: "Bob" };
+const GROUP = { id: -1001, type: "supergroup" as const, title: "Team" };
+
+let sim: ModelSimulator | undefined;
+let tg: FakeTelegramBotApi | undefined;
+let gw: TestGateway | undefined;
+
+afterEach(async () => {
+  await gw?.stop();
+  await tg?.close();
+  await sim?.close();
+  gw = undefined;
+  tg = undefined;
+  sim = undefined;
+});
+
+async function setup(telegram: Record<string, unknown> = {}) {
+  sim = new ModelSimulator();
+  await sim.start();
+  tg = new FakeTelegramBotApi();
+  await tg.start();
+  tg.addBot(BOT);
+  gw = await startTestGateway({
+    ...simulatorConfig(sim, "anthropic"),
+    channels: {
+      telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], groups: [GROUP.id], ...telegram },
+    },
+  });
+  return { sim, tg, gw };
+}
+
+/** Waits until the bot has sent `n` messages to a chat; returns their texts in order. */
+async function botSays(
+  fake: FakeTelegramBotApi,
+  chatId: number,
+  n: number,
+  timeoutMs = 10_000,
+): Promise<string[]> {
+  const t0 = Date.now();
+  for (;;) {
+    const sent = fake.sentMessages({ chatId });
+    if (sent.length >= n) return sent.map((m) => m.text ?? "");
+    if (Date.now() - t0 > timeoutMs) throw new Error(`bot sent ${sent.length} of ${n} messages to ${chatId}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("Telegram channel", () => {
+  it("answers an allowed sender, threaded to the message, with typing and registered commands", async () => {
+    const { sim, tg } = await setup();
+    sim.script({ text: "Hello **Ann**!" });
+    const { messageId } = tg.pushMessage(TOKEN, {
+      chat: { id: ANN.id, type: "private" },
+      from: ANN,
+      text: "hi",
+    });
+    expect(await botSays(tg, ANN.id, 1)).toEqual(["Hello Ann!"]);
+    const send = tg.calls.find((c) => c.method === "sendMessage");
+    expect(send?.params.parse_mode).toBe("HTML");
+    expect(send?.params.text).toBe("Hello <b>Ann</b>!");
+    expect(JSON.stringify(send?.params.reply_parameters)).toContain(`"message_id":${messageId}`);
+    expect(tg.calls.some((c) => c.method === "sendChatAction" && c.params.action === "typing")).toBe(true);
+    const commands = tg.calls.find((c) => c.method === "setMyCommands");
+    expect(JSON.stringify(commands?.params.commands)).toContain('"command":"stop"');
+  });
+
+  it("gives an unknown sender a pairing code and no run; after approval the same sender is answered", async () => {
+    const { sim, tg, gw } = await setup();
+    const before = sim.requests.length;
+    tg.pushMessage(TOKEN, { chat: { id: BOB.id, type: "private" }, from: BOB, text: "hello?" });
+    const [codeMessage] = await botSays(tg, BOB.id, 1);
+    const code = /pairing code is ([A-Z2-9]{8})/.exec(codeMessage ?? "")?.[1];
+    expect(code).toBeDefined();
+    expect(codeMessage).toContain(`switchyard pairing approve telegram ${code}`);
+    tg.pushMessage(TOKEN, { chat: { id: BOB.id, type: "private" }, from: BOB, text: "still there?" });
+    await tg.waitFor("getUpdates", (c) => Number(c.params.offset) >= 3);
+    expect(sim.requests.length).toBe(before); // nobody outside the policy reaches the model
+    expect(tg.sentMessages({ chatId: BOB.id })).toHaveLength(1); // nothing else answered
+
+    expect(await gw.running.store.pairing.approve("telegram", code ?? "", Date.now())).toBeDefined();
+    sim.script({ text: "Welcome, Bob." });
+    tg.pushMessage(TOKEN, { chat: { id: BOB.id, type: "private" }, from: BOB, text: "now?" });
+    expect((await botSays(tg, BOB.id, 2))[1]).toBe("Welcome, Bob.");
+  });
+
+  it("in a group answers only when mentioned, and the run sees the earlier group messages", async () => {
+    const { sim, tg } = await setup();
+    tg.pushMessage(TOKEN, { chat: GROUP, from: ANN, text: "lunch at noon?" });
+    tg.pushMessage(TOKEN, { chat: GROUP, from: BOB, text: "noon works for me" });
+    await tg.waitFor("getUpdates", (c) => Number(c.params.offset) >= 3);
+    expect(sim.requests).toHaveLength(0);
+    sim.script({ text: "Booked for noon." });
+    tg.pushMessage(TOKEN, { chat: GROUP, from: ANN, text: "@switchyard_bot book a table please" });
+    expect(await botSays(tg, GROUP.id, 1)).toEqual(["Booked for noon."]);
+    const body = JSON.stringify(sim.requests[0]?.body);
+    expect(body).toContain("Ann: lunch at noon?");
+    expect(body).toContain("Bob: noon works for me");
+    expect(body).toContain("Ann: @switchyard_bot book a table please");
+  });
+
+  it("ignores groups outside the allowlist, edits and service messages", async () => {
+    const { sim, tg } = await setup();
+    tg.pushMessage(TOKEN, {
+      chat: { id: -999, type: "group", title: "Other" },
+      from: ANN,
+      text: "@switchyard_bot hi",
+    });
+    tg.pushEditedMessage?.(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "edited" });
+    tg.pushMessage(TOKEN, { chat: GROUP, from: ANN, newChatMembers: [BOB] });
+    await tg.waitFor("getUpdates", (c) => Number(c.params.offset) >= 4);
+    expect(sim.requests).toHaveLength(0);
+    expect(tg.sentMessages()).toHaveLength(0);
+  });
+
+  it("keeps two forum topics of one group in two sessions", async () => {
+    const { sim, tg, gw } = await setup();
+    const forum = { ...GROUP, is_forum: true };
+    sim.script({ text: "topic one answer" }, { text: "topic two answer" });
+    tg.pushMessage(TOKEN, {
+      chat: forum,
+      from: ANN,
+      text: "@switchyard_bot in topic 1",
+      messageThreadId: 11,
+      isTopicMessage: true,
+    });
+    await botSays(tg, GROUP.id, 1);
+    tg.pushMessage(TOKEN, {
+      chat: forum,
+      from: ANN,
+      text: "@switchyard_bot in topic 2",
+      messageThreadId: 22,
+      isTopicMessage: true,
+    });
+    await botSays(tg, GROUP.id, 2);
+    const sent = tg.sentMessages({ chatId: GROUP.id });
+    expect(sent.map((m) => m.message_thread_id)).toEqual([11, 22]);
+    expect(
+      await gw.running.store.sessions.get(`agent:main:telegram:group:${GROUP.id}:thread:11`),
+    ).toBeDefined();
+    expect(
+      await gw.running.store.sessions.get(`agent:main:telegram:group:${GROUP.id}:thread:22`),
+    ).toBeDefined();
+    // The second topic's run did not see the first topic's conversation.
+    expect(JSON.stringify(sim.requests[1]?.body)).not.toContain("in topic 1");
+  });
+
+  it("sends a 10,000-character reply with a code block as ordered chunks, the block intact", async () => {
+    const { sim, tg } = await setup();
+    const code = Array.from({ length: 60 }, (_, i) => `const line${i} = ${i}; // keep me whole`).join("\n");
+    const prose = (n: number) =>
+      Array.from({ length: n }, (_, i) => `Paragraph ${i} says something useful.`).join("\n\n");
+    const reply = `${prose(130)}\n\n\`\`\`ts\n${code}\n\`\`\`\n\n${prose(130)}`;
+    expect(reply.length).toBeGreaterThan(10_000);
+    sim.script({ text: reply });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "long one please" });
+    const expected = Math.ceil(reply.length / 4096);
+    await botSays(tg, ANN.id, expected);
+    await new Promise((r) => setTimeout(r, 200));
+    const chunks = tg.sentMessages({ chatId: ANN.id }).map((m) => m.text ?? "");
+    for (const c of chunks) expect(c.length).toBeLessThanOrEqual(4096);
+    const joined = chunks.join("\n");
+    expect(joined.indexOf("Paragraph 0 says")).toBeLessThan(joined.indexOf("const line0"));
+    const withCode = chunks.filter((c) => c.includes("const line"));
+    expect(withCode).toHaveLength(1); // the block fits in one message and was not split
+    expect(withCode[0]).toContain(code);
+    const htmlSends = tg.calls.filter(
+      (c) => c.method === "sendMessage" && String(c.params.text).includes("const line0"),
+    );
+    expect(String(htmlSends[0]?.params.text)).toContain('<pre><code class="language-ts">');
+  });
+
+  it("waits retry_after on a 429 and delivers the reply once", async () => {
+    const { sim, tg } = await setup();
+    tg.injectFault({
+      method: "sendMessage",
+      errorCode: 429,
+      description: "Too Many Requests: retry after 1",
+      parameters: { retry_after: 1 },
+    });
+    sim.script({ text: "after the rate limit" });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "hi" });
+    const t0 = Date.now();
+    expect(await botSays(tg, ANN.id, 1)).toEqual(["after the rate limit"]);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(tg.sentMessages({ chatId: ANN.id })).toHaveLength(1);
+  });
+
+  it("re-sends as plain text when Telegram rejects the entities", async () => {
+    const { sim, tg } = await setup();
+    tg.injectFault({
+      method: "sendMessage",
+      errorCode: 400,
+      description: "Bad Request: can't parse entities: unsupported start tag at byte offset 0",
+    });
+    sim.script({ text: "Some **bold** words" });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "hi" });
+    expect(await botSays(tg, ANN.id, 1)).toEqual(["Some bold words"]);
+    const last = tg.calls.filter((c) => c.method === "sendMessage").at(-1);
+    expect(last?.params.parse_mode).toBeUndefined();
+  });
+
+  it("does not retry a chat that blocked the bot, and shows the reply as dead", async () => {
+    const { sim, tg, gw } = await setup();
+    tg.blockChat(ANN.id);
+    sim.script({ text: "you will never see this" });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "hi" });
+    const t0 = Date.now();
+    while ((await gw.running.store.outbox.countByState()).dead === 0 && Date.now() - t0 < 10_000) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const [dead] = await gw.running.store.outbox.listByState("dead", 1);
+    expect(dead?.lastError).toMatch(/403 Forbidden: bot was blocked by the user \(chat 42\)/);
+    expect(dead?.attempts).toBe(0);
+    const status = (await (await fetch(`${gw.url}/v1/status`)).json()) as { deadReplies: unknown[] };
+    expect(status.deadReplies).toHaveLength(1);
+  });
+
+  it("/stop ends a running turn", async () => {
+    const { sim, tg } = await setup();
+    sim.script({ hang: true });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "think hard" });
+    await sim.waitForRequests(1, 5_000);
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "/stop" });
+    const texts = await botSays(tg, ANN.id, 2);
+    expect(texts).toContain("Stopping the current turn.");
+    expect(texts).toContain("⏹ Stopped.");
+  });
+
+  it("downloads attachments into the workspace, and names one over the size cap", async () => {
+    const { sim, tg, gw } = await setup({ mediaMaxMb: 0.001 });
+    tg.addFile(TOKEN, {
+      fileId: "small",
+      content: Buffer.from("hello file"),
+      filePath: "documents/small.txt",
+    });
+    tg.addFile(TOKEN, { fileId: "big", content: Buffer.alloc(5_000, 1), filePath: "documents/big.bin" });
+    sim.script({ text: "got it" }, { text: "too big" });
+    tg.pushMessage(TOKEN, {
+      chat: { id: ANN.id, type: "private" },
+      from: ANN,
+      caption: "my notes",
+      document: { file_id: "small", file_unique_id: "s", file_name: "notes.txt", file_size: 10 },
+    });
+    await botSays(tg, ANN.id, 1);
+    const saved = join(gw.running.workspaceDir, "inbox/telegram/42");
+    expect(existsSync(saved)).toBe(true);
+    const first = JSON.stringify(sim.requests[0]?.body);
+    expect(first).toContain("my notes");
+    tg.pushMessage(TOKEN, {
+      chat: { id: ANN.id, type: "private" },
+      from: ANN,
+      document: { file_id: "big", file_unique_id: "b", file_name: "big.bin", file_size: 5_000 },
+    });
+    await botSays(tg, ANN.id, 2);
+    expect(JSON.stringify(sim.requests[1]?.body)).toContain("big.bin not downloaded");
+    const files = (await import("node:fs")).readdirSync(saved);
+    expect(files.some((f) => f.endsWith("notes.txt"))).toBe(true);
+    expect(readFileSync(join(saved, files.find((f) => f.endsWith("notes.txt")) ?? ""), "utf8")).toBe(
+      "hello file",
+    );
+  });
+
+  it("streams a preview by editing one message, then finishes it with the final text", async () => {
+    const { sim, tg } = await setup({ streaming: "edit" });
+    sim.script({ text: "word ".repeat(60).trim(), chunkDelayMs: 40 });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "stream" });
+    await tg.waitFor("editMessageText", (c) => String(c.params.text) === "word ".repeat(60).trim(), 10_000);
+    expect(tg.sentMessages({ chatId: ANN.id })).toHaveLength(1);
+    const edits = tg.calls.filter((c) => c.method === "editMessageText");
+    for (let i = 1; i < edits.length - 1; i++) {
+      expect((edits[i]?.timeMs ?? 0) - (edits[i - 1]?.timeMs ?? 0)).toBeGreaterThanOrEqual(900);
+    }
+  });
+});
