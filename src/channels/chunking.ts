@@ -52,7 +52,7 @@ function pickCut(text: string, max: number, min: number): number {
   let cut = window.lastIndexOf("\n\n");
   if (cut < floor) cut = window.lastIndexOf("\n");
   if (cut < floor) cut = window.lastIndexOf(" ");
-  if (cut < floor) {
+  if (cut <= min) {
     cut = Math.max(min + 1, max);
     const code = text.charCodeAt(cut - 1);
     if (code >= 0xd800 && code <= 0xdbff && cut - 1 > min) cut--;
