@@ -125,7 +125,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     let baseUrl = choice.baseUrl;
     let apiKey = choice.apiKey;
     if (choice.simulated) {
-      simulator = new ModelSimulator();
+      simulator = new ModelSimulator({ keepRequests: 20 });
       await simulator.start();
       baseUrl = choice.provider === "openai" ? `${simulator.url}/v1` : simulator.url;
       apiKey = "simulated-no-key";

@@ -195,8 +195,9 @@ export class Gateway implements InboundSink {
 
   /** TurnRunner callback. */
   onCommitted = (inboxIds: number[], state: "answered" | "failed", replies: string[]): void => {
-    this.#o.outbox.kick();
     for (const id of inboxIds) this.#settle(id, { inboxId: id, state, replies });
+    // After the waiters' continuations (an HTTP answer goes out first), before any timer.
+    setImmediate(() => this.#o.outbox.kick());
   };
 
   /** Enqueues turn tasks for a session: one per message (followup) or one coalesced turn. */

@@ -91,6 +91,9 @@ export class OutboxDispatcher {
         this.#again = false;
         for (;;) {
           if (this.#stopped) return;
+          // A cheap read first: most passes find nothing due, and a claim is a write transaction.
+          const due = await store.outbox.nextDueAt();
+          if (due === undefined || due > clock.now()) break;
           const rows = await store.outbox.claimDue(clock.now(), this.#o.batchSize);
           if (rows.length === 0) break;
           await Promise.all(rows.map((row) => this.#sendOne(row)));

@@ -4,7 +4,8 @@
  * contents (no clock, no randomness), so an unchanged workspace yields byte-identical prompts
  * and provider prompt caches stay warm.
  */
-import { readFile, stat } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 
 /** Bootstrap files injected on every turn, in this order. */
@@ -183,8 +184,10 @@ export class PromptFileCache {
     let mtimeMs: number;
     let size: number;
     try {
-      const s = await stat(absPath);
-      if (!s.isFile()) return { type: "missing" };
+      // Synchronous on purpose: a stat of a local file costs microseconds, while a threadpool
+      // round trip per file is a measurable share of a turn's overhead.
+      const s = statSync(absPath, { throwIfNoEntry: false });
+      if (!s?.isFile()) return { type: "missing" };
       mtimeMs = s.mtimeMs;
       size = s.size;
     } catch (err) {

@@ -38,6 +38,11 @@ export interface ModelSimulatorOptions {
   firstByteDelayMs?: number;
   /** Characters of text (and of tool arguments) per streamed delta; default 16. */
   chunkChars?: number;
+  /**
+   * How many requests `requests` keeps, newest last; default all (tests read them). The
+   * gateway's built-in simulator keeps a few, so a long-running daemon does not grow.
+   */
+  keepRequests?: number;
 }
 
 const MAX_ECHO_CHARS = 200;
@@ -71,6 +76,7 @@ export class ModelSimulator {
   readonly requests: SimulatedRequest[] = [];
   readonly #port: number;
   readonly #chunkDelayMs: number;
+  readonly #keepRequests: number;
   readonly #firstByteDelayMs: number;
   readonly #chunkChars: number;
   readonly #cache = new PromptCache();
@@ -85,6 +91,7 @@ export class ModelSimulator {
   constructor(options: ModelSimulatorOptions = {}) {
     this.#port = checkInteger("port", options.port ?? 0, 0);
     this.#chunkDelayMs = checkInteger("chunkDelayMs", options.chunkDelayMs ?? 0, 0);
+    this.#keepRequests = checkInteger("keepRequests", options.keepRequests ?? Number.MAX_SAFE_INTEGER, 0);
     this.#firstByteDelayMs = checkInteger("firstByteDelayMs", options.firstByteDelayMs ?? 0, 0);
     this.#chunkChars = checkInteger("chunkChars", options.chunkChars ?? 16, 1);
   }
@@ -216,6 +223,8 @@ export class ModelSimulator {
 
   #record(request: SimulatedRequest): void {
     this.requests.push(request);
+    if (this.requests.length > this.#keepRequests)
+      this.requests.splice(0, this.requests.length - this.#keepRequests);
     for (const waiter of [...this.#waiters]) waiter();
   }
 

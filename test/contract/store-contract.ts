@@ -730,6 +730,42 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         expect(await store.transcript.tail("k", "ses-1", 0)).toEqual([]);
         expect(await store.transcript.tail("k", "ses-3", 10)).toEqual([]);
       });
+
+      it("tail read again after appends of every kind sees exactly the committed events", async () => {
+        const texts = async (limit: number) =>
+          (await store.transcript.tail("k", "ses-1", limit)).map(
+            (e) => (e.payload as { text?: string }).text,
+          );
+        expect(await texts(3)).toEqual([]);
+        await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "a" }], T0);
+        expect(await texts(3)).toEqual(["a"]);
+        await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "b" }], T0);
+        await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "c" }], T0);
+        await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "d" }], T0);
+        expect(await texts(3)).toEqual(["b", "c", "d"]);
+        expect(await texts(2)).toEqual(["c", "d"]);
+        expect(await texts(10)).toEqual(["a", "b", "c", "d"]);
+        // Claim writes the user event; appending it again is skipped, not doubled.
+        const record = await enqueue(store, "k");
+        await store.inbox.claim("k", "ses-1", "run-t", { all: false }, T0);
+        const user = { type: "user" as const, inboxId: record.id, text: "u", senderName: "Ada" };
+        await store.transcript.append("k", "ses-1", "run-t", [user], T0);
+        const afterClaim = await store.transcript.tail("k", "ses-1", 10);
+        expect(afterClaim.filter((e) => e.payload.type === "user")).toHaveLength(1);
+        // A refused commitTurn leaves nothing behind.
+        const ghost: CommitTurn = {
+          ...turn("run-other", [record.id], { events: [{ type: "notice", text: "ghost" }] }),
+          sessionKey: "k",
+        };
+        expect(await store.commitTurn(ghost, T0)).toBe(false);
+        expect(await texts(10)).not.toContain("ghost");
+        const real: CommitTurn = {
+          ...turn("run-t", [record.id], { events: [{ type: "notice", text: "e" }] }),
+          sessionKey: "k",
+        };
+        expect(await store.commitTurn(real, T0)).toBe(true);
+        expect((await texts(2)).at(-1)).toBe("e");
+      });
     });
 
     describe("group context", () => {

@@ -25,9 +25,30 @@ interface TranscriptInsert {
   now: number;
 }
 
-/** TranscriptRepo over one better-sqlite3 connection. */
+/** The newest events of one session id as last read, and where reading stopped. */
+interface CachedTail {
+  events: TranscriptEvent[];
+  lastId: number;
+  /** True when `events` is the whole history of the session id. */
+  complete: boolean;
+}
+
+/** Sessions whose tails are kept in memory (least recently used are dropped). */
+const TAIL_CACHE_SESSIONS = 128;
+
+/**
+ * TranscriptRepo over one better-sqlite3 connection.
+ *
+ * `tail` keeps the last tail read per session id (LRU) and afterwards reads only the rows
+ * appended since, so a turn parses two new events instead of the whole window. That is sound
+ * because the transcript is append-only, ids only grow, and reads happen outside transactions,
+ * so the cache only ever holds committed rows. Anything that deletes or rewrites transcript
+ * rows must call `forget`.
+ */
 export class SqliteTranscriptRepo implements TranscriptRepo {
   readonly #path: string;
+  readonly #tails = new Map<string, CachedTail>();
+  readonly #since: Statement<[string, string, number], TranscriptRow>;
   readonly #appendTx: Transaction<
     (
       sessionKey: string,
@@ -54,6 +75,10 @@ export class SqliteTranscriptRepo implements TranscriptRepo {
          SELECT * FROM transcript WHERE session_key = ? AND session_id = ? ORDER BY id DESC LIMIT ?
        ) ORDER BY id`,
     );
+    this.#since = db.prepare(
+      `SELECT id, session_key, session_id, run_id, payload, created_at FROM transcript
+       WHERE session_key = ? AND session_id = ? AND id > ? ORDER BY id`,
+    );
     this.#appendTx = db.transaction(
       (
         sessionKey: string,
@@ -77,7 +102,42 @@ export class SqliteTranscriptRepo implements TranscriptRepo {
   }
 
   async tail(sessionKey: string, sessionId: string, limit: number): Promise<TranscriptEvent[]> {
-    return guard(this.#path, () => this.#tail.all(sessionKey, sessionId, Math.max(0, limit)).map(toEvent));
+    const n = Math.max(0, limit);
+    if (n === 0) return [];
+    return guard(this.#path, () => {
+      const key = `${sessionKey}\u0000${sessionId}`;
+      let cached = this.#tails.get(key);
+      this.#tails.delete(key);
+      if (cached && (cached.complete || cached.events.length >= n)) {
+        const fresh = this.#since.all(sessionKey, sessionId, cached.lastId).map(toEvent);
+        if (fresh.length > 0) {
+          cached.events.push(...fresh);
+          cached.lastId = (fresh.at(-1) as TranscriptEvent).id;
+        }
+      } else {
+        const events = this.#tail.all(sessionKey, sessionId, n).map(toEvent);
+        cached = { events, lastId: events.at(-1)?.id ?? 0, complete: events.length < n };
+      }
+      if (cached.events.length > n) {
+        cached.events.splice(0, cached.events.length - n);
+        cached.complete = false;
+      }
+      this.#tails.set(key, cached);
+      if (this.#tails.size > TAIL_CACHE_SESSIONS) {
+        const oldest = this.#tails.keys().next().value;
+        if (oldest !== undefined) this.#tails.delete(oldest);
+      }
+      return cached.events.slice();
+    });
+  }
+
+  /** Drops cached tails (all, or one session's), after rows were deleted or rewritten. */
+  forget(sessionKey?: string): void {
+    if (sessionKey === undefined) {
+      this.#tails.clear();
+      return;
+    }
+    for (const key of this.#tails.keys()) if (key.startsWith(`${sessionKey}\u0000`)) this.#tails.delete(key);
   }
 
   /** For claim and commitTurn: the append itself, inside the caller's transaction. */

@@ -1,0 +1,21 @@
+/**
+ * The benchmarks, in the order they run and print. Each is loaded only when selected, so a
+ * benchmark of one area runs even while another area's modules do not load. To add rows (e.g.
+ * Telegram), write a `Benchmark` in its own file and append an entry here.
+ */
+import type { Benchmark } from "./types.js";
+
+/** A benchmark the runner can select by id and load on demand. */
+export interface BenchmarkEntry {
+  id: string;
+  load(): Promise<Benchmark>;
+}
+
+/** Every benchmark `bench/run.ts` knows. */
+export const benchmarks: readonly BenchmarkEntry[] = [
+  { id: "lane-overhead", load: async () => (await import("./lane-overhead.js")).laneOverhead },
+  { id: "chat-overhead", load: async () => (await import("./chat-overhead.js")).chatOverhead },
+  { id: "chat-throughput", load: async () => (await import("./chat-throughput.js")).chatThroughput },
+  { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },
+  { id: "daemon-footprint", load: async () => (await import("./daemon-footprint.js")).daemonFootprint },
+];
