@@ -1,13 +1,17 @@
 /**
- * `switchyard doctor`: checks configuration, home folder, database, workspace, the configured
- * provider and channels, and says what is wrong in plain words. Exit 0 when nothing failed.
+ * `switchyard doctor`: checks configuration, home folder, database, workspace, every configured
+ * provider (saying which one agent.model uses) and every configured channel (Telegram tokens are
+ * tried with getMe), and says what is wrong in plain words. Exit 0 when nothing failed.
+ * Secrets are never printed: every line goes through the same redaction as the logs.
  */
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config/load.js";
-import type { Config } from "../config/schema.js";
+import type { Config, ProviderName, TelegramSettings } from "../config/schema.js";
 import { chooseProvider, resolveHome } from "../main.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
+import { SecretList } from "../util/redact.js";
+import { configuredSecrets, isLoopbackHost, remoteExposureWarning } from "./gateway-command.js";
 import type { CliOptions } from "./main.js";
 
 type Verdict = "ok" | "warn" | "fail";
@@ -17,25 +21,39 @@ interface Check {
   detail: string;
 }
 
+/** How long each network probe (provider, Telegram, running gateway) may take. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+const PROVIDERS: readonly ProviderName[] = ["anthropic", "openai"];
+const KEY_ENV: Record<ProviderName, string> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" };
+const DEFAULT_ROOT: Record<ProviderName, string> = {
+  anthropic: "https://api.anthropic.com",
+  openai: "https://api.openai.com/v1",
+};
+
+/** Runs every check, prints one line each, returns 1 if any failed. */
 export async function runDoctor(options: CliOptions): Promise<number> {
   const checks: Check[] = [];
   const add = (verdict: Verdict, what: string, detail: string) => checks.push({ verdict, what, detail });
+  const env = process.env;
+  const secrets = new SecretList();
 
   let config: Config | undefined;
   try {
     const loaded = loadConfig({
       ...(options.config ? { path: options.config } : {}),
       cwd: process.cwd(),
-      env: process.env,
+      env,
     });
     config = loaded.config;
+    for (const secret of configuredSecrets(config, env)) secrets.add(secret);
     add("ok", "config", loaded.file ? `${loaded.file} is valid` : "no switchyard.yaml found; using defaults");
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     add("fail", "config", err.issues.join("; "));
   }
 
-  const home = resolveHome(options.home, process.env, process.cwd());
+  const home = resolveHome(options.home, env, process.cwd());
   try {
     mkdirSync(home, { recursive: true });
     accessSync(home, constants.W_OK);
@@ -70,58 +88,260 @@ export async function runDoctor(options: CliOptions): Promise<number> {
         ? workspace
         : `${workspace} does not exist yet; the gateway creates it from the template on start`,
     );
-    const choice = chooseProvider(config, process.env);
-    if (choice.simulated) {
-      add(
-        "warn",
-        "provider",
-        `no API key for ${choice.provider}: replies will be SIMULATED (set ${choice.provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY"} or providers.${choice.provider}.apiKey)`,
-      );
-    } else {
-      add(...(await probeProvider(choice.provider, choice.apiKey, choice.baseUrl)));
-    }
-    const enabled = Object.entries(config.channels)
-      .filter(([, c]) => c?.enabled === true)
-      .map(([name]) => name);
-    add(
-      enabled.length > 0 ? "ok" : "warn",
-      "channels",
-      enabled.length > 0 ? enabled.join(", ") : "no channel is enabled",
-    );
-    const url = `http://${config.gateway.host}:${options.port ?? config.gateway.port}`;
-    try {
-      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
-      add("ok", "gateway", `running at ${url} (${res.ok ? "ready" : "not ready yet"})`);
-    } catch {
-      add("ok", "gateway", `not running at ${url} (start it with npm start)`);
-    }
+    for (const check of await checkProviders(config, env)) checks.push(check);
+    for (const check of await checkChannels(config, options)) checks.push(check);
+    checks.push(...(await checkGateway(config, options)));
   }
 
   const mark: Record<Verdict, string> = { ok: "ok  ", warn: "warn", fail: "FAIL" };
-  for (const c of checks) process.stdout.write(`${mark[c.verdict]}  ${c.what.padEnd(10)} ${c.detail}\n`);
+  for (const c of checks) {
+    process.stdout.write(secrets.redact(`${mark[c.verdict]}  ${c.what.padEnd(10)} ${c.detail}\n`));
+  }
   return checks.some((c) => c.verdict === "fail") ? 1 : 0;
 }
 
+/**
+ * One line per provider that has a key (config or environment) or a base URL, each probed with
+ * a model listing; the one agent.model uses is marked, and an unconfigured one in use is a warning.
+ */
+async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const checks: Check[] = [];
+  const choice = chooseProvider(config, env);
+  const bySimulatorPrefix = config.agent.model.startsWith("simulator/");
+  if (bySimulatorPrefix) {
+    checks.push({
+      verdict: "ok",
+      what: "provider",
+      detail: `agent.model is ${config.agent.model}: replies are SIMULATED by the built-in model simulator`,
+    });
+  } else if (choice.simulated) {
+    checks.push({
+      verdict: "warn",
+      what: "provider",
+      detail: `no API key for ${choice.provider}: replies will be SIMULATED (agent.model is ${config.agent.model}; set ${KEY_ENV[choice.provider]} or providers.${choice.provider}.apiKey)`,
+    });
+  }
+  const probes = PROVIDERS.map(async (provider): Promise<Check | undefined> => {
+    const settings = config.providers[provider];
+    const envKey = env[KEY_ENV[provider]];
+    const apiKey = settings.apiKey ?? (envKey ? envKey : undefined);
+    if (!apiKey && !settings.baseUrl) return undefined;
+    const inUse = !bySimulatorPrefix && choice.provider === provider;
+    const role = inUse
+      ? `in use by agent.model ${config.agent.model}`
+      : "configured, not used by agent.model";
+    const keySource = settings.apiKey
+      ? `key from providers.${provider}.apiKey`
+      : apiKey
+        ? `key from ${KEY_ENV[provider]}`
+        : "no key";
+    const [verdict, detail] = await probeProvider(provider, apiKey, settings.baseUrl);
+    // A provider agent.model does not use cannot break replies: its failures are warnings.
+    return {
+      verdict: verdict === "fail" && !inUse ? "warn" : verdict,
+      what: "provider",
+      detail: `${provider} (${role}; ${keySource}): ${detail}`,
+    };
+  });
+  for (const check of await Promise.all(probes)) if (check) checks.push(check);
+  return checks;
+}
+
 async function probeProvider(
-  provider: "openai" | "anthropic",
+  provider: ProviderName,
   apiKey: string | undefined,
   baseUrl: string | undefined,
-): Promise<[Verdict, string, string]> {
-  const root = (
-    baseUrl ?? (provider === "openai" ? "https://api.openai.com/v1" : "https://api.anthropic.com")
-  ).replace(/\/+$/, "");
+): Promise<[Verdict, string]> {
+  const root = (baseUrl ?? DEFAULT_ROOT[provider]).replace(/\/+$/, "");
   const url = provider === "openai" ? `${root}/models` : `${root}/v1/models`;
   const headers: Record<string, string> =
     provider === "openai"
       ? { authorization: `Bearer ${apiKey ?? ""}` }
       : { "x-api-key": apiKey ?? "", "anthropic-version": "2023-06-01" };
   try {
-    const res = await fetch(url, { headers, signal: AbortSignal.timeout(5_000) });
-    if (res.ok) return ["ok", "provider", `${provider} at ${root} accepts the key`];
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    await res.body?.cancel();
+    if (res.ok) return ["ok", `${root} accepts the key`];
     if (res.status === 401 || res.status === 403)
-      return ["fail", "provider", `${provider} at ${root} rejected the API key (HTTP ${res.status})`];
-    return ["warn", "provider", `${provider} at ${root} answered HTTP ${res.status} to a model listing`];
+      return ["fail", `${root} rejected the API key (HTTP ${res.status})`];
+    if (res.status === 404)
+      return ["warn", `${root} answers, but has no model listing (HTTP 404), so the key was not checked`];
+    return ["warn", `${root} answered HTTP ${res.status} to a model listing`];
   } catch (err) {
-    return ["fail", "provider", `cannot reach ${provider} at ${root}: ${(err as Error).message}`];
+    return ["fail", `cannot reach ${root}: ${networkReason(err)}`];
   }
+}
+
+/** One summary line, then where HTTP and console listen and whether each Telegram bot answers. */
+async function checkChannels(config: Config, options: CliOptions): Promise<Check[]> {
+  // Where it binds, as configured (0.0.0.0 stays 0.0.0.0: that is the point of saying it).
+  const host = config.gateway.host.includes(":")
+    ? `[${config.gateway.host.replace(/^\[|\]$/g, "")}]`
+    : config.gateway.host;
+  const base = `http://${host}:${options.port ?? config.gateway.port}`;
+  const telegram = config.channels.telegram?.enabled ? config.channels.telegram : undefined;
+  const enabled = [
+    ...(config.channels.http.enabled ? ["http"] : []),
+    ...(config.channels.console.enabled ? ["console"] : []),
+    ...(telegram ? ["telegram"] : []),
+  ];
+  const checks: Check[] = [
+    {
+      verdict: enabled.length > 0 ? "ok" : "warn",
+      what: "channels",
+      detail: enabled.length > 0 ? enabled.join(", ") : "no channel is enabled",
+    },
+  ];
+  if (config.channels.http.enabled) {
+    checks.push({
+      verdict: "ok",
+      what: "http",
+      detail: `listens at ${base}/v1/chat (and the OpenAI-compatible ${base}/v1/chat/completions)`,
+    });
+  }
+  if (config.channels.console.enabled) {
+    checks.push({
+      verdict: "ok",
+      what: "console",
+      detail: `listens at ${base}/v1/console (use switchyard chat)`,
+    });
+  }
+  if (telegram) {
+    const accounts = telegramAccounts(telegram);
+    checks.push(...(await Promise.all(accounts.map((a) => probeTelegram(a)))));
+  }
+  return checks;
+}
+
+interface TelegramAccountCheck {
+  accountId: string;
+  /** Where the token is configured, for the message (never the token itself). */
+  tokenKey: string;
+  token: string;
+  apiRoot: string;
+  mode: "polling" | "webhook";
+  webhookUrl: string | undefined;
+}
+
+/** The bot accounts the gateway would run, as src/channels/registry.ts derives them. */
+function telegramAccounts(settings: TelegramSettings): TelegramAccountCheck[] {
+  const accounts: TelegramAccountCheck[] = [];
+  if (settings.token) {
+    accounts.push({
+      accountId: "default",
+      tokenKey: "channels.telegram.token",
+      token: settings.token,
+      apiRoot: settings.apiRoot,
+      mode: settings.mode,
+      webhookUrl: settings.webhook?.url,
+    });
+  }
+  for (const [accountId, account] of Object.entries(settings.accounts)) {
+    accounts.push({
+      accountId,
+      tokenKey: `channels.telegram.accounts.${accountId}.token`,
+      token: account.token,
+      apiRoot: account.apiRoot ?? settings.apiRoot,
+      mode: account.mode ?? settings.mode,
+      webhookUrl: (account.webhook ?? settings.webhook)?.url,
+    });
+  }
+  return accounts;
+}
+
+/** getMe with the configured token against the configured apiRoot: token rejected vs unreachable. */
+async function probeTelegram(account: TelegramAccountCheck): Promise<Check> {
+  const root = account.apiRoot.replace(/\/+$/, "");
+  const what = `telegram:${account.accountId}`;
+  const how = account.mode === "webhook" ? `webhook at ${account.webhookUrl ?? "?"}` : "long polling";
+  let res: Response;
+  try {
+    res = await fetch(`${root}/bot${account.token}/getMe`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+  } catch (err) {
+    return {
+      verdict: "fail",
+      what,
+      detail: `cannot reach Telegram at ${root}: ${networkReason(err)} (check the network, or apiRoot)`,
+    };
+  }
+  const body = (await res.json().catch(() => undefined)) as
+    | { ok?: boolean; result?: { username?: string; id?: number }; description?: string }
+    | undefined;
+  if (res.ok && body?.ok === true) {
+    const bot = body.result;
+    return {
+      verdict: "ok",
+      what,
+      detail: `token accepted: bot @${bot?.username ?? "?"} (id ${bot?.id ?? "?"}) at ${root}, receiving by ${how}`,
+    };
+  }
+  if (res.status === 401 || res.status === 404) {
+    return {
+      verdict: "fail",
+      what,
+      detail: `token rejected by Telegram at ${root} (HTTP ${res.status}${body?.description ? ` ${body.description}` : ""}): check ${account.tokenKey}; BotFather's /token shows the current one`,
+    };
+  }
+  return {
+    verdict: "warn",
+    what,
+    detail: `Telegram at ${root} answered getMe with HTTP ${res.status}${body?.description ? ` (${body.description})` : ""}`,
+  };
+}
+
+/** The bind address is safe (loopback) or explicitly allowed; and is a gateway running there? */
+async function checkGateway(config: Config, options: CliOptions): Promise<Check[]> {
+  const checks: Check[] = [];
+  const host = config.gateway.host;
+  if (!isLoopbackHost(host)) {
+    checks.push(
+      config.gateway.allowRemote
+        ? {
+            verdict: "warn",
+            what: "exposure",
+            detail: `${remoteExposureWarning(host)} (gateway.allowRemote: true)`,
+          }
+        : {
+            verdict: "fail",
+            what: "exposure",
+            detail: `${remoteExposureWarning(host)}; the gateway refuses to start until gateway.allowRemote: true is set (or gateway.host is 127.0.0.1)`,
+          },
+    );
+  }
+  const url = `http://${hostForUrl(host)}:${options.port ?? config.gateway.port}`;
+  try {
+    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    await res.body?.cancel();
+    checks.push({
+      verdict: "ok",
+      what: "gateway",
+      detail: `running at ${url} (${res.ok ? "ready" : "not ready yet"})`,
+    });
+  } catch {
+    checks.push({
+      verdict: "ok",
+      what: "gateway",
+      detail: `not running at ${url} (start it with npm start)`,
+    });
+  }
+  return checks;
+}
+
+/** A wildcard bind address is reached through loopback; an IPv6 literal needs brackets in a URL. */
+function hostForUrl(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
+/** The plain reason a fetch failed: the system error code (ECONNREFUSED, ENOTFOUND, …) or a timeout. */
+function networkReason(err: unknown): string {
+  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError"))
+    return `no answer within ${PROBE_TIMEOUT_MS / 1000} s`;
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (cause instanceof Error) {
+    const code = (cause as Error & { code?: unknown }).code;
+    return typeof code === "string" ? `${code} (${cause.message})` : cause.message;
+  }
+  return err instanceof Error ? err.message : String(err);
 }

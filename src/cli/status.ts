@@ -5,7 +5,8 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { resolveHome } from "../main.js";
+import { ConfigError, loadConfig } from "../config/load.js";
+import { chooseProvider, resolveHome } from "../main.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { gatewayUrl } from "./gateway-url.js";
 import type { CliOptions } from "./main.js";
@@ -86,17 +87,34 @@ async function offlineStatus(options: CliOptions, url: string): Promise<number> 
       store.outbox.listByState("dead", 20),
     ]);
     process.stdout.write(
-      `database ${dbPath} (gateway stopped)\ninbox     ${fmt(inbox)}\noutbox    ${fmt(outbox)}\n`,
+      `database ${dbPath} (gateway stopped)\n${offlineModelLine(options)}\ninbox     ${fmt(inbox)}\noutbox    ${fmt(outbox)}\n`,
     );
+    if (dead.length > 0) process.stdout.write("undelivered replies (dead):\n");
     for (const d of dead) {
       process.stdout.write(
-        `  dead #${d.id} ${d.target.channel}:${d.target.chatId} — ${d.lastError ?? "?"}\n`,
+        `  #${d.id} ${d.target.channel}:${d.target.chatId} after ${d.attempts} attempts — ${d.lastError ?? "?"} — "${d.text.slice(0, 80)}"\n`,
       );
     }
   } finally {
     store.close();
   }
   return 1;
+}
+
+/** The model a gateway started now would use, and whether its replies would be simulated. */
+function offlineModelLine(options: CliOptions): string {
+  try {
+    const { config } = loadConfig({
+      ...(options.config ? { path: options.config } : {}),
+      cwd: process.cwd(),
+      env: process.env,
+    });
+    const choice = chooseProvider(config, process.env);
+    return `model     ${config.agent.model}${choice.simulated ? "  ** replies would be SIMULATED: no API key configured **" : ""}`;
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return `model     unknown: ${err.message} (see switchyard doctor)`;
+  }
 }
 
 function fmt(counts: Record<string, number>): string {

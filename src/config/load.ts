@@ -1,11 +1,12 @@
 /**
- * Loading configuration: find the file, substitute `${ENV_VAR}`, parse YAML, validate.
- * Every problem becomes a ConfigError whose message names the key path, the value found and
- * what was expected. This module and src/main.ts are the only places that read env for config.
+ * Loading configuration: find the file, parse YAML, substitute `${ENV_VAR}` in string values,
+ * validate. Every problem becomes a ConfigError whose message names the key path, the value
+ * found and what was expected. This module and src/main.ts are the only places that read env
+ * for config.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseDocument } from "yaml";
+import { type Document, LineCounter, isMap, isScalar, isSeq, parseDocument } from "yaml";
 import type { z } from "zod";
 import { type Config, configSchema } from "./schema.js";
 
@@ -63,23 +64,51 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   return { config: parseConfigText(text, file, options.env), file };
 }
 
-/** Parses YAML text after `${VAR}` substitution and validates it. */
+/**
+ * Parses YAML text, substitutes `${VAR}` in its string values and validates it. Substitution
+ * runs on the parsed tree, so a value may contain anything (`#`, `: `, quotes) and a `${X}` in
+ * a comment or a key is left alone. A substituted value is a string unless its key wants a
+ * number or a boolean and it reads as one (`port: ${PORT}`).
+ */
 export function parseConfigText(text: string, file: string | undefined, env: NodeJS.ProcessEnv): Config {
-  const issues: string[] = [];
-  const substituted = substituteEnv(text, env, issues);
-  const doc = parseDocument(substituted, { prettyErrors: true, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
-    throw new ConfigError(
-      file,
-      doc.errors.map((e) => `YAML syntax: ${e.message.split("\n")[0]}`),
-    );
+    const issues = doc.errors.map((e) => `YAML syntax: ${e.message.split("\n")[0]}`);
+    if (/[[{][^\n#]*\$\{/.test(text))
+      issues.push('a ${VAR} inside [ ] or { } must be quoted there, e.g. ["${TELEGRAM_GROUP}"]');
+    throw new ConfigError(file, issues);
   }
+  const issues: string[] = [];
+  const substituted = new Map<string, string>();
+  substituteEnv(doc.contents, [], { env, issues, lineCounter, substituted });
   if (issues.length > 0) throw new ConfigError(file, issues);
   const raw: unknown = doc.toJS() ?? {};
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new ConfigError(file, [`top level: found ${describeValue(raw)}, expected a mapping of sections`]);
   }
+  typeSubstitutedValues(raw, substituted, doc);
   return parseConfig(raw, file);
+}
+
+/**
+ * Environment values are text; where the schema wants a number or a boolean and a substituted
+ * value reads as one in YAML (`7420`, `0x1F`, `true`), it becomes one. Anything else stays
+ * text, so `secret: ${WEBHOOK_SECRET}` with WEBHOOK_SECRET=12345678 is the string "12345678".
+ */
+function typeSubstitutedValues(raw: object, substituted: ReadonlyMap<string, string>, doc: Document): void {
+  if (substituted.size === 0) return;
+  const result = configSchema.safeParse(raw);
+  if (result.success) return;
+  for (const issue of result.error.issues) {
+    if (issue.code !== "invalid_type") continue;
+    const text = substituted.get(issue.path.map(String).join("."));
+    const parent = valueAt(raw, issue.path.slice(0, -1));
+    const key = issue.path[issue.path.length - 1];
+    if (text === undefined || key === undefined || typeof parent !== "object" || parent === null) continue;
+    const typed = yamlScalar(text.trim(), doc);
+    if (typeof typed === issue.expected) (parent as Record<PropertyKey, unknown>)[key] = typed;
+  }
 }
 
 /** Validates an already-parsed object. */
@@ -100,25 +129,63 @@ export function parseConfig(raw: unknown, file: string | undefined): Config {
   );
 }
 
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+/** `$${` (an escaped, literal `${`) or `${VAR}` / `${VAR:-default}`. */
+const ENV_REF = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** `${VAR}` and `${VAR:-default}`; `$${...}` escapes. A missing variable is an issue. */
-function substituteEnv(text: string, env: NodeJS.ProcessEnv, issues: string[]): string {
-  return text
-    .split("\n")
-    .map((line, index) => {
-      if (/^\s*#/.test(line)) return line;
-      return line.replace(ENV_REF, (match, name: string, fallback: string | undefined, offset: number) => {
-        if (offset > 0 && line[offset - 1] === "$") return match.slice(0);
-        const value = env[name];
+interface SubstituteContext {
+  env: NodeJS.ProcessEnv;
+  issues: string[];
+  lineCounter: LineCounter;
+  /** Key path → value after substitution, for every value that had a `${...}`. */
+  substituted: Map<string, string>;
+}
+
+/**
+ * Replaces `${VAR}` and `${VAR:-default}` in every string scalar under `node`, in place; keys
+ * are never touched. An unset (or empty) variable without a default is an issue naming the key
+ * path and the line.
+ */
+function substituteEnv(node: unknown, path: string[], ctx: SubstituteContext): void {
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      substituteEnv(pair.value, [...path, key], ctx);
+    }
+  } else if (isSeq(node)) {
+    for (const [index, item] of node.items.entries()) substituteEnv(item, [...path, String(index)], ctx);
+  } else if (isScalar(node) && typeof node.value === "string") {
+    const original = node.value;
+    const where = path.join(".") || "(top level)";
+    const line = node.range ? ctx.lineCounter.linePos(node.range[0]).line : undefined;
+    const replaced = original.replace(
+      ENV_REF,
+      (match: string, name: string | undefined, fallback: string | undefined) => {
+        if (name === undefined) return "${"; // `$${` escape
+        const value = ctx.env[name];
         if (value !== undefined && value !== "") return value;
         if (fallback !== undefined) return fallback;
-        issues.push(`line ${index + 1}: environment variable ${name} is not set (used as \${${name}})`);
+        ctx.issues.push(
+          `${where}: environment variable ${name} is not set (used as ${match}${line ? ` on line ${line}` : ""})`,
+        );
         return "";
-      });
-    })
-    .join("\n")
-    .replace(/\$\$\{/g, "${");
+      },
+    );
+    if (replaced === original) return;
+    node.value = replaced;
+    ctx.substituted.set(path.join("."), replaced);
+  }
+  // Aliases need nothing: they resolve to their anchor's node, substituted where it stands.
+}
+
+/** The value an unquoted scalar `value` has in the document's schema (null, bool, int, float), else `value`. */
+function yamlScalar(value: string, doc: Document): unknown {
+  for (const tag of doc.schema.tags) {
+    if ("collection" in tag && tag.collection) continue;
+    if (!tag.default || !tag.test?.test(value)) continue;
+    const resolved: unknown = tag.resolve(value, () => {}, {});
+    return isScalar(resolved) ? resolved.value : resolved;
+  }
+  return value;
 }
 
 function formatIssue(issue: z.core.$ZodIssue, raw: unknown): string {
@@ -130,8 +197,8 @@ function formatIssue(issue: z.core.$ZodIssue, raw: unknown): string {
       .join("\n  - ");
   }
   const last = String(issue.path[issue.path.length - 1] ?? "");
-  // Never echo secrets back in an error message.
-  const found = /key|token|secret|password/i.test(last)
+  // Never echo secrets back in an error message (apiKey, token, webhook.secret, ...).
+  const found = /(?:key|token|secret|password)$/i.test(last)
     ? "a value (hidden)"
     : describeValue(valueAt(raw, issue.path));
   let expected = issue.message;

@@ -21,6 +21,15 @@ const providerSettings = z.strictObject({
   requestTimeoutMs: positiveMs.default(600_000),
 });
 
+const openaiSettings = providerSettings.extend({
+  /**
+   * Request field carrying the output-token limit. Default: "max_completion_tokens" for the
+   * official API (no baseUrl), "max_tokens" when baseUrl is set, since OpenAI-compatible servers
+   * (Ollama, vLLM, llama.cpp) honour only that one.
+   */
+  maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
+});
+
 const accountId = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]*$/, { message: "expected lowercase letters, digits, - or _" });
@@ -99,8 +108,16 @@ const telegramSettings = z
 export const configSchema = z.strictObject({
   gateway: z
     .strictObject({
-      /** Address of the local HTTP server (HTTP channel, health, metrics). Loopback by default. */
+      /**
+       * Address of the local HTTP server (HTTP channel, health, metrics). Loopback by default:
+       * /v1/chat has no authentication and the agent has file tools.
+       */
       host: z.string().min(1).default("127.0.0.1"),
+      /**
+       * Must be true for a non-loopback `host` (anything but 127.0.0.0/8, ::1, localhost);
+       * without it the gateway refuses to start. Default false.
+       */
+      allowRemote: z.boolean().default(false),
       port: port.default(7420),
       /** On SIGTERM: how long running turns may finish before they are aborted. */
       drainTimeoutMs: positiveMs.default(30_000),
@@ -129,7 +146,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   providers: z
     .strictObject({
-      openai: providerSettings.prefault({}),
+      openai: openaiSettings.prefault({}),
       anthropic: providerSettings.prefault({}),
     })
     .prefault({}),

@@ -17,12 +17,14 @@ const RULES: RedactionRule[] = [
   { name: "openai", pattern: /sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g, keep: 3 },
   { name: "slack", pattern: /xox[abposr]-[A-Za-z0-9-]{10,}/g, keep: 5 },
   { name: "slack-app", pattern: /xapp-[A-Za-z0-9-]{10,}/g, keep: 5 },
-  // Telegram bot token: <bot id>:<35 chars>.
-  { name: "telegram", pattern: /\b\d{6,12}:[A-Za-z0-9_-]{30,}/g, keep: 0 },
-  // Discord bot token: base64 id . timestamp . hmac.
+  // Telegram bot token: <bot id>:<35 chars>, bare or in a Bot API URL (`/bot<token>/getMe`,
+  // `/file/bot<token>/…`), where no word boundary separates "bot" from the id: hence a look-behind.
+  { name: "telegram", pattern: /(?<![0-9])\d{6,12}:[A-Za-z0-9_-]{30,}/g, keep: 0 },
+  // Discord bot token: base64 id . timestamp . hmac; also right after "bot"/"Bot".
   {
     name: "discord",
-    pattern: /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g,
+    pattern:
+      /(?:(?<=[Bb]ot)|(?<![A-Za-z0-9_-]))[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g,
     keep: 0,
   },
   { name: "github", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g, keep: 4 },
@@ -33,7 +35,8 @@ const RULES: RedactionRule[] = [
     pattern: /((?:authorization|x-api-key)["']?\s*[:=]\s*["']?)(?:Bearer |Bot |Basic )?[^\s"',}]{6,}/gi,
     keep: -1,
   },
-  { name: "bearer", pattern: /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g, keep: 7 },
+  // Bearer credentials, also URL-encoded (`Bearer%20…`) inside a query string.
+  { name: "bearer", pattern: /\bBearer(?:\s+|%20|\+)[A-Za-z0-9._~+/=-]{8,}/g, keep: 6 },
   {
     name: "pem",
     pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,

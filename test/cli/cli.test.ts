@@ -74,7 +74,8 @@ describe("switchyard CLI", () => {
     expect(r.out).toMatch(/ok\s+home\s+/);
     expect(r.out).toMatch(/ok\s+database\s+.*opens \(schema v\d+\)/);
     expect(r.out).toMatch(/warn\s+provider\s+no API key for anthropic: replies will be SIMULATED/);
-    expect(r.out).toMatch(/ok\s+channels\s+http, console/);
+    expect(r.out).toMatch(/ok\s+channels\s+http, console\n/);
+    expect(r.out).toMatch(/ok\s+http\s+listens at http:\/\/127\.0\.0\.1:1\/v1\/chat/);
   });
 
   it("doctor fails on a bad configuration", () => {

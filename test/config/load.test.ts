@@ -17,7 +17,14 @@ function issuesOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
 describe("config", () => {
   it("applies defaults to an empty file", () => {
     const config = parseConfigText("", undefined, {});
-    expect(config.gateway).toEqual({ host: "127.0.0.1", port: 7420, drainTimeoutMs: 30_000 });
+    expect(config.gateway).toEqual({
+      host: "127.0.0.1",
+      port: 7420,
+      drainTimeoutMs: 30_000,
+      allowRemote: false,
+    });
+    expect(config.agent.model).toBe("anthropic/claude-sonnet-5-5");
+    expect(config.providers.openai.maxTokensField).toBeUndefined();
     expect(config.lanes).toEqual({ maxConcurrent: 4, reservedForHuman: 1 });
     expect(config.session.queueMode).toBe("followup");
     expect(config.outbox.maxAgeMs).toBe(3_600_000);
@@ -37,8 +44,116 @@ describe("config", () => {
 
   it("names a missing environment variable", () => {
     expect(issuesOf("providers:\n  openai:\n    apiKey: ${OPENAI_KEY_X}\n")).toEqual([
-      "line 3: environment variable OPENAI_KEY_X is not set (used as ${OPENAI_KEY_X})",
+      "providers.openai.apiKey: environment variable OPENAI_KEY_X is not set (used as ${OPENAI_KEY_X} on line 3)",
     ]);
+  });
+
+  it("substitutes a value containing ' #' whole (it is not cut at a comment)", () => {
+    const config = parseConfigText(
+      "channels:\n  telegram:\n    token: ${TG} # from BotFather\n    webhook:\n      url: https://x.example/hook\n      secret: ok\n",
+      undefined,
+      { TG: "123456789:AAHk3jD9 #not-a-comment" },
+    );
+    expect(config.channels.telegram?.token).toBe("123456789:AAHk3jD9 #not-a-comment");
+  });
+
+  it("substitutes a value containing ': ' without a YAML syntax error", () => {
+    const config = parseConfigText("providers:\n  openai:\n    apiKey: ${KEY}\n", undefined, {
+      KEY: "key: with colon, [brackets] {braces} & 'quotes\"",
+    });
+    expect(config.providers.openai.apiKey).toBe("key: with colon, [brackets] {braces} & 'quotes\"");
+  });
+
+  it("does not demand a variable named in a comment, or substitute keys", () => {
+    const text = [
+      "# providers.openai.apiKey: ${COMMENTED_OUT_KEY}",
+      "providers:",
+      "  openai:",
+      "    # apiKey: ${ALSO_COMMENTED}",
+      "    baseUrl: http://127.0.0.1:11434/v1  # not ${THIS_ONE} either",
+      "agent:",
+      "  model: simulator/echo",
+      "",
+    ].join("\n");
+    const config = parseConfigText(text, undefined, {});
+    expect(config.providers.openai.baseUrl).toBe("http://127.0.0.1:11434/v1");
+    expect(issuesOf("${KEY_NAME}: 1\n", { KEY_NAME: "gateway" })).toEqual([
+      "${KEY_NAME}: unknown key (not part of the configuration; check the spelling)",
+    ]);
+  });
+
+  it("gives a substituted value the type its key wants, and honours $${ escapes", () => {
+    const env = { PORT: "7600", OFF: "false", SECRET: "12345678" };
+    const config = parseConfigText(
+      [
+        "gateway:",
+        "  port: ${PORT}",
+        "channels:",
+        "  http:",
+        "    enabled: ${OFF}",
+        "  telegram:",
+        "    token: '${PORT}:AA'",
+        "    mode: webhook",
+        "    webhook:",
+        "      url: https://x.example/hook",
+        "      secret: ${SECRET}",
+        "    mentionPatterns: ['$${NOT_A_VAR}', '${MISSING:-fallback}']",
+        "",
+      ].join("\n"),
+      undefined,
+      env,
+    );
+    expect(config.gateway.port).toBe(7600);
+    expect(config.channels.http.enabled).toBe(false);
+    expect(config.channels.telegram?.token).toBe("7600:AA");
+    // A digits-only secret where the schema wants a string stays a string.
+    expect(config.channels.telegram?.webhook?.secret).toBe("12345678");
+    expect(config.channels.telegram?.mentionPatterns).toEqual(["${NOT_A_VAR}", "fallback"]);
+    // Quoted (as it must be in a flow collection) works the same.
+    expect(parseConfigText('gateway: {port: "${PORT}"}\n', undefined, env).gateway.port).toBe(7600);
+    expect(issuesOf("gateway:\n  port: ${PORT}\n", { PORT: "seven" })).toEqual([
+      'gateway.port: found "seven", expected number',
+    ]);
+  });
+
+  it("says to quote a ${VAR} inside a flow collection", () => {
+    const issues = issuesOf("channels:\n  telegram:\n    token: t\n    groups: [${GROUP}]\n", {
+      GROUP: "-100123",
+    });
+    expect(issues[0]).toMatch(/^YAML syntax:/);
+    expect(issues.at(-1)).toBe('a ${VAR} inside [ ] or { } must be quoted there, e.g. ["${TELEGRAM_GROUP}"]');
+    const config = parseConfigText(
+      'channels:\n  telegram:\n    token: t\n    groups: ["${GROUP}"]\n',
+      undefined,
+      {
+        GROUP: "-100123",
+      },
+    );
+    expect(config.channels.telegram?.groups).toEqual(["-100123"]);
+  });
+
+  it("names the list index in the key path of a missing variable", () => {
+    expect(
+      issuesOf("channels:\n  telegram:\n    token: t\n    mentionPatterns:\n      - ok\n      - ${NOPE}\n"),
+    ).toEqual([
+      "channels.telegram.mentionPatterns.1: environment variable NOPE is not set (used as ${NOPE} on line 6)",
+    ]);
+  });
+
+  it("accepts gateway.allowRemote and providers.openai.maxTokensField, and checks them", () => {
+    const config = parseConfigText(
+      "gateway:\n  host: 0.0.0.0\n  allowRemote: true\nproviders:\n  openai:\n    maxTokensField: max_tokens\n",
+      undefined,
+      {},
+    );
+    expect(config.gateway.allowRemote).toBe(true);
+    expect(config.providers.openai.maxTokensField).toBe("max_tokens");
+    expect(issuesOf("providers:\n  openai:\n    maxTokensField: max_output\n")).toEqual([
+      'providers.openai.maxTokensField: found "max_output", expected one of "max_completion_tokens", "max_tokens"',
+    ]);
+    expect(issuesOf("providers:\n  anthropic:\n    maxTokensField: max_tokens\n")[0]).toBe(
+      "providers.anthropic.maxTokensField: unknown key (not part of the configuration; check the spelling)",
+    );
   });
 
   it("names the key path, the value found and what was expected", () => {

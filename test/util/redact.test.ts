@@ -3,27 +3,60 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/util/logger.js";
 import { SecretList, redactSecrets } from "../../src/util/redact.js";
 
-// Real key shapes (random, not live credentials).
+// Real key shapes and lengths (random characters, not live credentials).
 const KEYS = {
-  anthropic:
-    "sk-ant-api03-Zq8v2LkPq9xYw3nR7tB1mC4dF6gH8jK0lM2nP4qR6sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4u-ABCDEF12",
-  openai: "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWx",
+  // sk-ant-api03- + 93 characters + "AA": 108 characters, as Anthropic issues them.
+  anthropic: `sk-ant-api03-${"Zq8v2LkPq9xYw3nR7tB1mC4dF6gH8jK0lM2nP4qR6sT8uV0wX2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4u-ABCDEF12_xY"}AA`,
+  // Project keys: sk-proj- + ~156 characters with the T3BlbkFJ marker in the middle.
+  openai: `sk-proj-${"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrStUvWxYz01234"}T3BlbkFJ${"aBcDeFgHiJkLmNoPqRsTuVwXyZ9876543210-_aBcDeFgHiJkLmNoPqRsTuVwXyZ98765"}`,
   openaiLegacy: "sk-4fXy0123456789abcdefABCDEFghijklmnopQRSTuv",
   slackBot: "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-  slackApp: "xapp-1-A0123456789-1234567890123-0123456789abcdef0123456789abcdef",
+  slackApp:
+    "xapp-1-A0123456789-1234567890123-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+  // <bot id>:AA + 33 characters.
   telegram: "123456789:AAHk3jD9fLq2mN7pR4sT8vW1xY5zA0bC3dE",
+  // base64url(user id) . base64url(timestamp) . base64url(hmac)
   discord: "MTA0NTY3ODkwMTIzNDU2Nzg5MA.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab",
 };
 
+/** Where secrets turn up in logs: bare, in URLs, in JSON, in Authorization headers. */
+const CONTEXTS: Record<string, (key: string) => string> = {
+  bare: (k) => `using ${k} now`,
+  "Bot API URL": (k) => `GET https://api.telegram.org/bot${k}/getMe failed`,
+  "Bot API file URL": (k) => `download /file/bot${k}/photos/file_7.jpg`,
+  "query string": (k) => `https://hooks.example.com/cb?token=${k}&retry=1`,
+  "JSON value": (k) => JSON.stringify({ config: { apiKey: k, retries: 3 } }),
+  "Authorization header": (k) => `Authorization: Bearer ${k}`,
+  "Authorization in JSON": (k) => JSON.stringify({ headers: { Authorization: `Bearer ${k}` } }),
+  "Bearer in a URL": (k) => `https://proxy.example.com/fwd?auth=Bearer%20${k}`,
+  "Discord Authorization": (k) => `authorization: Bot ${k}`,
+};
+
+/** True when any 12-character piece of `key` past its public prefix is still in `text`. */
+function leaks(text: string, key: string): boolean {
+  const secret = key.replace(/^(?:sk-ant-api03-|sk-proj-|sk-|xox[a-z]-|xapp-)/, "");
+  for (let i = 0; i + 12 <= secret.length; i++) if (text.includes(secret.slice(i, i + 12))) return true;
+  return false;
+}
+
 describe("redactSecrets", () => {
   for (const [name, key] of Object.entries(KEYS)) {
-    it(`redacts a ${name} key`, () => {
-      const out = redactSecrets(`using ${key} now`);
-      expect(out).not.toContain(key);
-      expect(out).toContain("[REDACTED]");
-      expect(out.startsWith("using ")).toBe(true);
-    });
+    for (const [where, wrap] of Object.entries(CONTEXTS)) {
+      it(`redacts a ${name} key (${where})`, () => {
+        const out = redactSecrets(wrap(key));
+        expect(leaks(out, key), out).toBe(false);
+        expect(out).toContain("[REDACTED]");
+      });
+    }
   }
+
+  it("keeps the text around a redacted key readable", () => {
+    expect(redactSecrets(`using ${KEYS.anthropic} now`)).toBe("using sk-ant-…[REDACTED] now");
+    expect(redactSecrets(`GET https://api.telegram.org/bot${KEYS.telegram}/getMe`)).toBe(
+      "GET https://api.telegram.org/bot[REDACTED]/getMe",
+    );
+    expect(redactSecrets(`/file/bot${KEYS.telegram}/photos/x.jpg`)).toBe("/file/bot[REDACTED]/photos/x.jpg");
+  });
 
   it("redacts Authorization header values of any scheme", () => {
     for (const line of [

@@ -19,8 +19,20 @@ import {
 type ChatCompletionMessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ChatCompletionFunctionTool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
 
+/** The request field that carries the output-token limit. */
+export type MaxTokensField = "max_completion_tokens" | "max_tokens";
+
 /** Options of {@link OpenAIProvider}. */
-export type OpenAIProviderOptions = SdkProviderOptions;
+export interface OpenAIProviderOptions extends SdkProviderOptions {
+  /**
+   * Where `maxTokens` goes in the request. Default "max_completion_tokens" (the official API,
+   * which rejects `max_tokens` for reasoning models) without `baseUrl`, and "max_tokens" with a
+   * `baseUrl`: OpenAI-compatible servers such as Ollama, vLLM and llama.cpp honour only that.
+   */
+  maxTokensField?: MaxTokensField;
+}
+
+const MAX_TOKENS_FIELDS: readonly MaxTokensField[] = ["max_completion_tokens", "max_tokens"];
 
 const FINISH_REASONS: Record<string, StopReason> = {
   stop: "end_turn",
@@ -39,10 +51,18 @@ export class OpenAIProvider implements ModelProvider {
   readonly id = "openai";
   readonly simulated: boolean;
   readonly #options: OpenAIProviderOptions & { requestTimeoutMs: number };
+  readonly #maxTokensField: MaxTokensField;
   #client: Promise<OpenAI> | undefined;
 
   constructor(options: OpenAIProviderOptions) {
     this.#options = checkSdkProviderOptions("OpenAIProviderOptions", options);
+    const field = options.maxTokensField ?? (options.baseUrl ? "max_tokens" : "max_completion_tokens");
+    if (!MAX_TOKENS_FIELDS.includes(field)) {
+      throw new TypeError(
+        `OpenAIProviderOptions.maxTokensField: got ${JSON.stringify(field)}, expected "max_completion_tokens" or "max_tokens"`,
+      );
+    }
+    this.#maxTokensField = field;
     this.simulated = options.simulated ?? false;
   }
 
@@ -52,7 +72,9 @@ export class OpenAIProvider implements ModelProvider {
     let usage: OpenAI.Completions.CompletionUsage | undefined;
     try {
       const client = await this.#loadClient();
-      const stream = await client.chat.completions.create(toOpenAIParams(request), { signal });
+      const stream = await client.chat.completions.create(toOpenAIParams(request, this.#maxTokensField), {
+        signal,
+      });
       for await (const chunk of stream) {
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices[0];
@@ -133,7 +155,10 @@ export class OpenAIProvider implements ModelProvider {
   }
 }
 
-function toOpenAIParams(request: ModelRequest): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
+function toOpenAIParams(
+  request: ModelRequest,
+  maxTokensField: MaxTokensField,
+): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = [];
   if (request.system !== "") messages.push({ role: "system", content: request.system });
   for (const message of request.messages) messages.push(toOpenAIMessage(message));
@@ -144,7 +169,8 @@ function toOpenAIParams(request: ModelRequest): OpenAI.Chat.Completions.ChatComp
   return {
     model: request.model,
     messages,
-    max_completion_tokens: request.maxTokens,
+    // Computed key: `max_tokens` is deprecated in the SDK's types but is what compatible servers read.
+    [maxTokensField]: request.maxTokens,
     stream: true,
     stream_options: { include_usage: true },
     // OpenAI rejects an empty tools array.

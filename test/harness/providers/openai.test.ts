@@ -51,7 +51,7 @@ describe("OpenAIProvider specifics", () => {
       model: "test-model",
       stream: true,
       stream_options: { include_usage: true },
-      max_completion_tokens: 256,
+      max_tokens: 256,
       tools: [{ type: "function", function: { name: "get_weather" } }],
       messages: [
         { role: "system", content: "You are a test assistant." },
@@ -66,6 +66,38 @@ describe("OpenAIProvider specifics", () => {
         { role: "tool", tool_call_id: "call_9", content: "rain" },
       ],
     });
+  });
+
+  it("sends max_completion_tokens to the official API by default (no baseUrl)", async () => {
+    // No baseUrl: the SDK targets api.openai.com; the fetch seam carries the request to the simulator.
+    const toSimulator: typeof fetch = (input, init) =>
+      fetch(
+        String(input instanceof Request ? input.url : input).replace("https://api.openai.com", sim.url),
+        init,
+      );
+    const provider = new OpenAIProvider({ apiKey: "k", fetch: toSimulator });
+    const events = await collect(provider.stream(request(), never));
+    expect(events.at(-1)).toMatchObject({ type: "stop" });
+    const body = sim.requests.at(-1)?.body as Record<string, unknown>;
+    expect(body.max_completion_tokens).toBe(256);
+    expect(body).not.toHaveProperty("max_tokens");
+  });
+
+  it("sends max_tokens to an OpenAI-compatible server (a baseUrl) by default", async () => {
+    await collect(factory(sim.url).stream(request(), never));
+    const body = sim.requests.at(-1)?.body as Record<string, unknown>;
+    expect(body.max_tokens).toBe(256);
+    expect(body).not.toHaveProperty("max_completion_tokens");
+  });
+
+  it("honours an explicit maxTokensField either way", async () => {
+    for (const maxTokensField of ["max_completion_tokens", "max_tokens"] as const) {
+      const provider = new OpenAIProvider({ apiKey: "k", baseUrl: `${sim.url}/v1`, maxTokensField });
+      await collect(provider.stream(request(), never));
+      const body = sim.requests.at(-1)?.body as Record<string, unknown>;
+      expect(Object.keys(body).filter((k) => k.startsWith("max_"))).toEqual([maxTokensField]);
+      expect(body[maxTokensField]).toBe(256);
+    }
   });
 
   it("leaves out an empty tools array and an empty system prompt", async () => {
@@ -116,6 +148,10 @@ describe("OpenAIProvider specifics", () => {
   it("rejects bad options at construction, naming the field", () => {
     expect(() => new OpenAIProvider({ apiKey: "" })).toThrow(/apiKey/);
     expect(() => new OpenAIProvider({ apiKey: "k", requestTimeoutMs: 0 })).toThrow(/requestTimeoutMs: got 0/);
+    const maxTokensField = "max_output_tokens" as "max_tokens";
+    expect(() => new OpenAIProvider({ apiKey: "k", maxTokensField })).toThrow(
+      /maxTokensField: got "max_output_tokens", expected "max_completion_tokens" or "max_tokens"/,
+    );
   });
 
   it("reports simulated and id", () => {

@@ -1,0 +1,132 @@
+/**
+ * Helpers for CLI tests that need the test process's event loop while the CLI runs (an
+ * in-process fake server answering it): the CLI is spawned asynchronously from source, and a
+ * home folder can be seeded with an undelivered (dead) reply.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+// An absolute loader URL: the CLI runs from temp folders that have no node_modules.
+const TSX = pathToFileURL(join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
+
+/** What a finished CLI run printed and returned. */
+export interface CliResult {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** Temp folders removed by {@link removeTempDirs}. */
+const dirs: string[] = [];
+
+/** A fresh temp folder. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "sy-cli-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Removes every folder {@link tempDir} made (call in afterAll). */
+export function removeTempDirs(): void {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs `switchyard <args>` from source in `cwd` with only PATH, HOME and `env`; kills it after `timeoutMs`. */
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const cwd = options.cwd ?? tempDir();
+  const child = spawn(process.execPath, ["--import", TSX, join(ROOT, "test/helpers/cli-entry.ts"), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, HOME: cwd, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  return new Promise((done) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 30_000);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      done({ code, out, err });
+    });
+  });
+}
+
+/** Writes one reply to a Telegram chat that could not be delivered (state dead) into `home`'s database. */
+export async function seedDeadReply(home: string, text: string, error: string): Promise<void> {
+  const store = openSqliteStore({ path: join(home, "switchyard.db") });
+  try {
+    const now = Date.now();
+    const sessionKey = "agent:main:telegram:dm:42";
+    const { record } = await store.inbox.receive(
+      {
+        channel: "telegram",
+        accountId: "default",
+        chatId: "42",
+        senderId: "42",
+        senderName: "Ann",
+        isDirect: true,
+        mentionsBot: true,
+        text: "hello",
+        attachments: [],
+        platformMessageId: "pm-1",
+        receivedAt: now,
+      },
+      sessionKey,
+      now,
+    );
+    await store.inbox.markQueued(record.id, now);
+    const [claimed] = await store.inbox.claim(sessionKey, "ses-1", "run-1", { all: false }, now);
+    if (!claimed) throw new Error("seedDeadReply: nothing claimed");
+    await store.commitTurn(
+      {
+        sessionKey,
+        sessionId: "ses-1",
+        runId: "run-1",
+        inboxIds: [claimed.id],
+        inboxState: "answered",
+        events: [{ type: "assistant", text, toolCalls: [] }],
+        outbox: [
+          {
+            target: { channel: "telegram", accountId: "default", chatId: "42" },
+            text,
+            seq: 0,
+            kind: "reply",
+          },
+        ],
+        run: {
+          runId: "run-1",
+          sessionKey,
+          trigger: "user",
+          channel: "telegram",
+          provider: "simulator",
+          model: "sim",
+          startedAt: now,
+          durationMs: 1,
+          outcome: "answered",
+          usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+          toolCalls: 0,
+          modelCalls: 1,
+          errorKind: null,
+          error: null,
+        },
+      },
+      now,
+    );
+    for (const row of await store.outbox.claimDue(now, 10)) await store.outbox.markDead(row.id, error, now);
+  } finally {
+    store.close();
+  }
+}
