@@ -88,6 +88,11 @@ export interface StartGatewayOptions {
   clock?: Clock;
   /** Test seam: use this provider instead of resolving one. */
   provider?: ModelProvider;
+  /**
+   * Seam: wraps the opened store (tests inject failures this way; a deployment could add
+   * instrumentation). The gateway closes the store it gets back on stop.
+   */
+  wrapStore?: (store: Store) => Store;
 }
 
 /** A started gateway. */
@@ -114,7 +119,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (seeded.created.length > 0)
     logger.info({ workspaceDir, files: seeded.created.length }, "workspace created from template");
 
-  const store = openSqliteStore({ path: join(options.home, "switchyard.db") });
+  const opened = openSqliteStore({ path: join(options.home, "switchyard.db") });
+  const store = options.wrapStore ? options.wrapStore(opened) : opened;
   const metrics = new GatewayMetrics();
 
   let simulator: ModelSimulator | undefined;
@@ -137,9 +143,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       simulated: choice.simulated,
       logger: logger.child({ name: `provider.${choice.provider}` }),
     };
+    const maxTokensField = config.providers.openai.maxTokensField;
     const inner =
       choice.provider === "openai"
-        ? new OpenAIProvider(providerOptions)
+        ? new OpenAIProvider({ ...providerOptions, ...(maxTokensField ? { maxTokensField } : {}) })
         : new AnthropicProvider(providerOptions);
     provider = new RetryingProvider(inner, { logger: logger.child({ name: "provider.retry" }) });
   }
@@ -197,6 +204,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger: logger.child({ name: "harness.run" }),
     metrics,
     onCommitted: (ids, state, replies) => gateway?.onCommitted(ids, state, replies),
+    onUnsaved: (ids) => gateway?.onUnsaved(ids),
   });
   const access: Partial<Record<string, AccessPolicy>> = {};
   const telegram = config.channels.telegram;
@@ -294,9 +302,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     for (const channel of channels) gw.addChannel(channel);
   }
 
+  // Recovery first, before anything can write the inbox; then intake; then replies go out.
+  const recovered = await gw.recover();
   await server.listen();
   for (const channel of gw.channels()) await channel.start(gw);
-  const recovered = await gw.recover();
+  gw.open();
   logger.info(
     {
       url: server.url,

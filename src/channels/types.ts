@@ -76,7 +76,10 @@ export interface ChannelLimits {
 
 /**
  * Where a channel delivers what it receives. `accept` resolves once the message is durably
- * committed (or rejected); only then may the channel acknowledge it to its platform.
+ * committed (or rejected); only then may the channel acknowledge it to its platform. It
+ * rejects when the message was NOT committed (the gateway is shutting down, the store failed):
+ * the channel must then not acknowledge it, so the platform delivers it again (Telegram:
+ * the offset is not confirmed, a webhook answers 5xx; HTTP: 503).
  */
 export interface InboundSink {
   accept(message: InboundMessage): Promise<AcceptResult>;
@@ -89,6 +92,16 @@ export type AcceptResult =
   /** `reply`, when given, goes straight back to the sender (e.g. a pairing code). */
   | { status: "rejected"; reason: string; sessionKey?: string; reply?: string }
   | { status: "command"; reply: string; sessionKey: string };
+
+/** `accept` refused to take a message for now (shutting down); the platform should redeliver. */
+export class SinkUnavailableError extends Error {
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs = 5_000) {
+    super(message);
+    this.name = "SinkUnavailableError";
+    this.retryAfterMs = retryAfterMs;
+  }
+}
 
 /** Typed send failure: the outbox retries `retryable` ones, after `retryAfterMs` if given. */
 export class ChannelSendError extends Error {
@@ -114,6 +127,12 @@ export interface Channel {
   readonly name: ChannelName;
   readonly accountId: string;
   readonly limits: ChannelLimits;
+  /**
+   * True when committing a reply is its delivery (HTTP, console: the waiting request gets it, or
+   * it waits in the sender's mailbox); its outbox rows are then written `sent` and `send` is
+   * never called for them. Default false: the outbox sends every row.
+   */
+  readonly deliversOnCommit?: boolean;
   /** Connect and start delivering inbound messages to `sink`. */
   start(sink: InboundSink): Promise<void>;
   /** Stop intake and release connections. Idempotent. */
@@ -130,8 +149,18 @@ export interface Channel {
   typing?(target: ChatTarget): Promise<void>;
   /** Replace the text of a message this channel sent. */
   edit?(target: ChatTarget, platformMessageId: string, text: string): Promise<void>;
-  /** Live text of a running turn (HTTP SSE); best effort, never durable. */
-  streamDelta?(target: ChatTarget & { recipientId?: string }, delta: string): void;
+  /**
+   * Live text of a running turn (HTTP SSE, a Telegram preview); best effort, never durable.
+   * `inboxIds` names the messages the turn answers (several when collected or steered), so a
+   * channel that streams per request (HTTP) routes the text to the requests waiting on exactly
+   * those messages. `replyTo` is the platform message id the turn answers — the same value its
+   * outbox rows carry as `replyTo` — so a channel that previews per turn (Telegram) keeps one
+   * preview per turn, threads it to that message, and replaces exactly it with the reply.
+   */
+  streamDelta?(
+    target: ChatTarget & { recipientId?: string; inboxIds?: readonly number[]; replyTo?: string },
+    delta: string,
+  ): void;
 }
 
 /**

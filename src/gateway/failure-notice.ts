@@ -2,6 +2,7 @@
  * The one line a person sees in the chat when their message could not be answered.
  */
 import { ProviderError } from "../harness/providers/types.js";
+import { ToolLimitError } from "../harness/run.js";
 import { LaneAbortedError } from "./lanes/types.js";
 
 /** A short, plain-words reason for a failed turn. */
@@ -34,6 +35,12 @@ export function failureNotice(error: unknown, progressTimeoutMs: number): { text
       unknown: `${provider} failed (${truncate(error.message, 120)})`,
     };
     return { text: `⚠️ Sorry, I couldn't answer: ${reasons[error.kind]}.`, kind: error.kind };
+  }
+  if (error instanceof ToolLimitError) {
+    return {
+      text: `⚠️ Sorry, I couldn't answer: I kept reaching for tools after the limit of ${error.limit} tool calls for one turn. Ask again, perhaps in smaller steps.`,
+      kind: error.kind,
+    };
   }
   const message = error instanceof Error ? error.message : String(error);
   return {

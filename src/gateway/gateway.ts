@@ -4,9 +4,16 @@
  * shutdown. The inbox is the source of truth: a lane task is only a wake-up that claims the
  * session's oldest queued message(s) when it starts.
  */
-import type { AcceptResult, Channel, ChatTarget, InboundMessage, InboundSink } from "../channels/types.js";
+import {
+  type AcceptResult,
+  type Channel,
+  type ChatTarget,
+  type InboundMessage,
+  type InboundSink,
+  SinkUnavailableError,
+} from "../channels/types.js";
 import type { ModelProvider } from "../harness/providers/types.js";
-import { type InboxRecord, NOT_MENTIONED, type Store } from "../store/types.js";
+import { type InboxRecord, NOT_MENTIONED, type OutboxInsert, type Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { Logger } from "../util/logger.js";
@@ -53,7 +60,11 @@ export class Gateway implements InboundSink {
   readonly #waiters = new Map<number, Array<(answer: Answer) => void>>();
   /** Sessions with a collect/steer turn task waiting to start. */
   readonly #waitingTurn = new Set<string>();
+  /** Inbox ids being routed now: a redelivery of one of them must not route it a second time. */
+  readonly #routing = new Set<number>();
   #ready = false;
+  /** False until `open()`: replies are committed but not sent before the channels run. */
+  #open = false;
   #accepting = true;
   readonly startedAt: number;
 
@@ -82,7 +93,8 @@ export class Gateway implements InboundSink {
     const { store, clock, logger, metrics } = this.#o;
     if (!this.#accepting) {
       metrics.inbound.inc({ channel: message.channel, verdict: "draining" });
-      return { status: "rejected", reason: "the gateway is shutting down; please resend in a moment" };
+      // Not committed: the channel must not acknowledge it, so the platform delivers it again.
+      throw new SinkUnavailableError("the gateway is shutting down; the message was not accepted");
     }
     const sessionKey = sessionKeyFor(message, this.#o.agentId, this.#o.dmScope);
     const access = this.#accessFor(message.channel);
@@ -97,6 +109,11 @@ export class Gateway implements InboundSink {
     }
     const { record, duplicate } = await store.inbox.receive(message, sessionKey, clock.now());
     if (duplicate) {
+      if (record.state === "received" && !this.#routing.has(record.id)) {
+        // Committed earlier, but routing failed (a store error): finish what the first try began.
+        logger.warn({ inboxId: record.id }, "redelivered message was never routed; routing it now");
+        return this.#route(record);
+      }
       metrics.inbound.inc({ channel: message.channel, verdict: "duplicate" });
       logger.info({ inboxId: record.id, dedupeKey: record.dedupeKey }, "duplicate delivery ignored");
       return { status: "duplicate", inboxId: record.id, sessionKey };
@@ -104,14 +121,27 @@ export class Gateway implements InboundSink {
     return this.#route(record);
   }
 
-  /** Access, commands, then queue. Also used at start-up for rows left `received` by a crash. */
-  async #route(record: InboxRecord): Promise<AcceptResult> {
+  /**
+   * Access, commands, then queue. Also used at start-up for rows left `received` by a crash
+   * (`schedule: false`: recovery schedules every session with queued rows once, afterwards).
+   */
+  async #route(record: InboxRecord, schedule = true): Promise<AcceptResult> {
+    this.#routing.add(record.id);
+    try {
+      return await this.#routeOnce(record, schedule);
+    } finally {
+      this.#routing.delete(record.id);
+    }
+  }
+
+  async #routeOnce(record: InboxRecord, schedule: boolean): Promise<AcceptResult> {
     const { store, clock, logger, metrics } = this.#o;
     const message = record.message;
     const sessionKey = record.sessionKey;
     const verdict = await this.#accessFor(message.channel).check(message);
     if (!verdict.allowed) {
-      await store.inbox.reject(record.id, verdict.reason, clock.now());
+      if (verdict.reply) await this.#rejectWithReply(record, verdict.reason, verdict.reply);
+      else await store.inbox.reject(record.id, verdict.reason, clock.now());
       if (verdict.reason === NOT_MENTIONED) {
         metrics.inbound.inc({ channel: message.channel, verdict: "context" });
         logger.debug(
@@ -140,15 +170,47 @@ export class Gateway implements InboundSink {
     const command = parseCommand(message.text);
     if (command) {
       const reply = await this.#runCommand(command, sessionKey);
-      await store.inbox.reject(record.id, `command /${command}`, clock.now());
+      await this.#rejectWithReply(record, `command /${command}`, reply);
       metrics.inbound.inc({ channel: message.channel, verdict: "command" });
       this.#settle(record.id, { inboxId: record.id, state: "rejected", replies: [reply] });
       return { status: "command", reply, sessionKey };
     }
     await store.inbox.markQueued(record.id, clock.now());
     metrics.inbound.inc({ channel: message.channel, verdict: "accepted" });
-    this.#schedule(sessionKey, "human", 1);
+    if (schedule) this.#schedule(sessionKey, "human", 1);
     return { status: "accepted", inboxId: record.id, sessionKey };
+  }
+
+  /**
+   * A gateway answer without a run (pairing code, command reply) goes through the outbox like
+   * any reply: committed with the inbox verdict, then sent with retries, exactly once.
+   */
+  async #rejectWithReply(record: InboxRecord, reason: string, text: string): Promise<void> {
+    const m = record.message;
+    const target: ChatTarget = {
+      channel: m.channel,
+      accountId: m.accountId,
+      chatId: m.chatId,
+      ...(m.threadId ? { threadId: m.threadId } : {}),
+    };
+    const channel = this.channelFor(target);
+    const chunks = channel?.prepare?.(text) ?? [text];
+    const rows: OutboxInsert[] = chunks.map((chunk, seq) => ({
+      target,
+      replyTo: m.platformMessageId,
+      recipientId: m.senderId,
+      text: chunk,
+      seq,
+      kind: "notice",
+      ...(channel?.deliversOnCommit ? { delivered: true } : {}),
+    }));
+    await this.#o.store.rejectWithReply(record.id, reason, rows, this.#o.clock.now());
+    this.#kickOutbox();
+  }
+
+  #kickOutbox(): void {
+    // After the waiters' continuations (an HTTP answer goes out first), before any timer.
+    if (this.#open) setImmediate(() => this.#o.outbox.kick());
   }
 
   #accessFor(channel: string): AccessPolicy {
@@ -196,8 +258,14 @@ export class Gateway implements InboundSink {
   /** TurnRunner callback. */
   onCommitted = (inboxIds: number[], state: "answered" | "failed", replies: string[]): void => {
     for (const id of inboxIds) this.#settle(id, { inboxId: id, state, replies });
-    // After the waiters' continuations (an HTTP answer goes out first), before any timer.
-    setImmediate(() => this.#o.outbox.kick());
+    this.#kickOutbox();
+  };
+
+  /** TurnRunner callback: the store would not save a turn; its messages are redone after restart. */
+  onUnsaved = (inboxIds: number[]): void => {
+    const text =
+      "⚠️ Sorry, I couldn't save my answer (the gateway's database is failing); I'll answer after it restarts.";
+    for (const id of inboxIds) this.#settle(id, { inboxId: id, state: "failed", replies: [text] });
   };
 
   /** Enqueues turn tasks for a session: one per message (followup) or one coalesced turn. */
@@ -274,9 +342,11 @@ export class Gateway implements InboundSink {
   }
 
   /**
-   * Start-up recovery, then ready: sending → pending, stale replies expired, rows left
-   * `received` routed again, interrupted runs re-queued, and every session with queued
-   * messages scheduled.
+   * Start-up recovery; call it before any channel starts (nothing else may write the inbox
+   * meanwhile). Replies left `sending` by a crash go back to `pending`, stale ones are expired,
+   * interrupted runs are re-queued, rows left `received` are routed (access control included),
+   * and every session with queued messages is scheduled once per message. Replies are sent
+   * only after `open()`.
    */
   async recover(): Promise<{ requeued: number; rerouted: number; expired: number; resent: number }> {
     const { store, clock, logger } = this.#o;
@@ -285,25 +355,30 @@ export class Gateway implements InboundSink {
       logger.warn({ count: resent }, "replies were mid-send when the gateway stopped; sending them again");
     }
     const expired = await this.#o.outbox.expireStale();
-    let rerouted = 0;
-    for (const record of await store.inbox.listUnfinished()) {
-      if (record.state !== "received") continue;
-      rerouted++;
-      await this.#route(record);
-    }
+    // First, so that nothing routed below can be mistaken for an interrupted run.
     const requeued = await store.inbox.requeueInterrupted(clock.now());
+    let rerouted = 0;
     const perSession = new Map<string, number>();
     for (const record of await store.inbox.listUnfinished()) {
-      if (record.state === "queued")
-        perSession.set(record.sessionKey, (perSession.get(record.sessionKey) ?? 0) + 1);
+      if (record.state === "received") {
+        rerouted++;
+        const routed = await this.#route(record, false);
+        if (routed.status !== "accepted") continue;
+      }
+      perSession.set(record.sessionKey, (perSession.get(record.sessionKey) ?? 0) + 1);
     }
     for (const [sessionKey, count] of perSession) this.#schedule(sessionKey, "human", count, "recovery");
     if (requeued > 0 || perSession.size > 0) {
-      logger.info({ requeued, sessions: perSession.size }, "recovered unfinished messages");
+      logger.info({ requeued, rerouted, sessions: perSession.size }, "recovered unfinished messages");
     }
+    return { requeued, rerouted, expired, resent };
+  }
+
+  /** After recovery and once the channels run: start sending replies, report ready. */
+  open(): void {
+    this.#open = true;
     this.#o.outbox.kick();
     this.#ready = true;
-    return { requeued, rerouted, expired, resent };
   }
 
   /** Stops intake, lets running turns finish for `drainTimeoutMs`, then aborts them (they resume after restart). */

@@ -2,6 +2,8 @@
  * The gateway's loopback HTTP server: health, readiness, metrics, status, and the routes the
  * HTTP and console channels register. Plain node:http; requests and bodies are bounded.
  */
+import { SinkUnavailableError } from "../channels/types.js";
+import { StoreError } from "../store/types.js";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../util/logger.js";
@@ -102,18 +104,29 @@ export class GatewayHttpServer {
       }
       await handler(req, res, url);
     } catch (err) {
-      const status = err instanceof HttpError ? err.status : 500;
-      if (status >= 500) this.#options.logger.error({ err, path: url.pathname }, "http handler failed");
+      const { status, code, retryAfterS } = httpStatusOf(err);
+      if (status >= 500 && status !== 503)
+        this.#options.logger.error({ err, path: url.pathname }, "http handler failed");
+      else if (status === 503)
+        this.#options.logger.warn({ path: url.pathname, code, err }, "request refused for now");
       if (!res.headersSent) {
-        sendJson(res, status, {
-          error: {
-            code: err instanceof HttpError ? err.code : "internal",
-            message: err instanceof Error ? err.message : String(err),
-          },
-        });
+        if (retryAfterS !== undefined) res.setHeader("retry-after", String(retryAfterS));
+        sendJson(res, status, { error: { code, message: err instanceof Error ? err.message : String(err) } });
       } else res.end();
     }
   }
+}
+
+/**
+ * The HTTP answer for a failed request. Nothing was committed for a 503: the client may send
+ * the same request (with the same `id`) again and it will be processed exactly once.
+ */
+function httpStatusOf(err: unknown): { status: number; code: string; retryAfterS?: number } {
+  if (err instanceof HttpError) return { status: err.status, code: err.code };
+  if (err instanceof SinkUnavailableError)
+    return { status: 503, code: "unavailable", retryAfterS: Math.ceil(err.retryAfterMs / 1000) };
+  if (err instanceof StoreError) return { status: 503, code: `store_${err.code}`, retryAfterS: 1 };
+  return { status: 500, code: "internal" };
 }
 
 /** Reads a JSON object body, bounded by `maxBytes`; clear errors for oversize, bad JSON, non-objects. */

@@ -11,7 +11,7 @@ import { type ModelProvider, ZERO_USAGE } from "../harness/providers/types.js";
 import { type AgentRunResult, runAgent } from "../harness/run.js";
 import type { ToolRegistry } from "../harness/tools/registry.js";
 import { findOrphanedToolCalls, toChatMessages } from "../harness/transcript.js";
-import type { InboxRecord, OutboxInsert, RunRecord, Store } from "../store/types.js";
+import type { CommitTurn, InboxRecord, OutboxInsert, RunRecord, Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { Logger } from "../util/logger.js";
@@ -40,10 +40,15 @@ export interface TurnRunnerOptions {
   metrics: GatewayMetrics;
   /** Called after a turn committed, with every inbox id it finished. */
   onCommitted(inboxIds: number[], state: "answered" | "failed", replies: string[]): void;
+  /** Called when a turn's result could not be saved (the store kept failing); ids stay `running`. */
+  onUnsaved(inboxIds: number[]): void;
 }
 
 /** Typing indicators are refreshed this often while a turn works (Telegram's lasts ~5 s). */
 const TYPING_REFRESH_MS = 4_500;
+/** commitTurn attempts before a turn's result is given up (backoff 0.5 s doubling, capped). */
+const COMMIT_ATTEMPTS = 8;
+const COMMIT_RETRY_MAX_MS = 15_000;
 
 export class TurnRunner {
   readonly #o: TurnRunnerOptions;
@@ -134,8 +139,11 @@ export class TurnRunner {
                   for (const r of more) inboxIds.push(r.id);
                   return more.map((r) => r.message.text);
                 },
+            onProviderError: (error) =>
+              o.metrics.providerErrors.inc({ provider: error.provider ?? o.provider.id, kind: error.kind }),
             onTextDelta: channel?.streamDelta
-              ? (delta) => channel.streamDelta?.({ ...target, recipientId: last.message.senderId }, delta)
+              ? (delta) =>
+                  channel.streamDelta?.({ ...target, recipientId: last.message.senderId, inboxIds }, delta)
               : undefined,
           });
         })();
@@ -156,6 +164,7 @@ export class TurnRunner {
         target,
         replyTo: last.message.platformMessageId,
         recipientId: last.message.senderId,
+        ...(channel?.deliversOnCommit ? { delivered: true } : {}),
       };
       const run: RunRecord = {
         runId,
@@ -173,13 +182,18 @@ export class TurnRunner {
         errorKind: null,
         error: null,
       };
-      let committed: boolean;
+      let committed: boolean | "unsaved";
       let replies: string[];
       if (result.outcome === "answered" && result.final) {
-        replies = channel?.prepare
-          ? channel.prepare(result.final.text)
-          : chunkText(result.final.text, channel?.limits.maxMessageChars ?? 4000);
-        committed = await store.commitTurn(
+        // An empty answer is a deliberate silence (nothing to say): answered, nothing sent.
+        replies =
+          result.final.text.trim() === ""
+            ? []
+            : channel?.prepare
+              ? channel.prepare(result.final.text)
+              : chunkText(result.final.text, channel?.limits.maxMessageChars ?? 4000);
+        if (replies.length === 0) log.info("the model answered with no text; nothing is sent");
+        committed = await this.#commit(
           {
             sessionKey,
             sessionId,
@@ -190,7 +204,8 @@ export class TurnRunner {
             outbox: replies.map((text, seq) => ({ ...base, text, seq, kind: "reply" as const })),
             run,
           },
-          clock.now(),
+          lane.signal,
+          log,
         );
       } else {
         const notice = failureNotice(result.error, o.progressTimeoutMs);
@@ -200,7 +215,7 @@ export class TurnRunner {
         run.errorKind = notice.kind;
         run.error = result.error?.message ?? null;
         replies = channel?.prepare ? channel.prepare(notice.text) : [notice.text];
-        committed = await store.commitTurn(
+        committed = await this.#commit(
           {
             sessionKey,
             sessionId,
@@ -212,11 +227,13 @@ export class TurnRunner {
             outbox: replies.map((text, seq) => ({ ...base, text, seq, kind: "notice" as const })),
             run,
           },
-          clock.now(),
+          lane.signal,
+          log,
         );
-        if (result.error && "kind" in result.error && o.provider.id) {
-          o.metrics.providerErrors.inc({ provider: o.provider.id, kind: String(result.error.kind) });
-        }
+      }
+      if (committed === "unsaved") {
+        o.onUnsaved(inboxIds);
+        return;
       }
       if (!committed) {
         log.warn({ inboxIds }, "turn result discarded: its messages were finished by another run");
@@ -245,6 +262,30 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * commitTurn, retried with backoff while the store fails (a full disk, a locked file): the
+   * answer exists only in memory until it is committed. Gives up after ~1 minute or on shutdown;
+   * the messages then stay `running` and are redone after restart, so nothing is lost.
+   */
+  async #commit(turn: CommitTurn, signal: AbortSignal, log: Logger): Promise<boolean | "unsaved"> {
+    const { store, clock } = this.#o;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await store.commitTurn(turn, clock.now());
+      } catch (err) {
+        const giveUp = attempt >= COMMIT_ATTEMPTS || isShutdown(null, signal);
+        log.error(
+          { err, attempt, inboxIds: turn.inboxIds },
+          giveUp
+            ? "could not save the turn; its messages stay unfinished and are redone after restart"
+            : "could not save the turn; retrying",
+        );
+        if (giveUp) return "unsaved";
+        await sleep(Math.min(COMMIT_RETRY_MAX_MS, 250 * 2 ** attempt));
+      }
+    }
+  }
+
   #keepTyping(channel: Channel | undefined, target: ChatTarget, signal: AbortSignal): () => void {
     if (!channel?.typing) return () => {};
     const send = () => {
@@ -259,6 +300,10 @@ export class TurnRunner {
     signal.addEventListener("abort", stop, { once: true });
     return stop;
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function isShutdown(error: Error | null, signal: AbortSignal): boolean {

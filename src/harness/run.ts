@@ -40,6 +40,8 @@ export interface AgentRunOptions {
   /** Messages that arrived while running (steer mode), taken at each tool boundary. */
   takeSteered?(): Promise<string[]>;
   onTextDelta?(text: string): void;
+  /** Every provider failure, including those a retrying provider recovers from (for metrics). */
+  onProviderError?(error: ProviderError): void;
   logger: Logger;
 }
 
@@ -74,7 +76,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
 
   for (;;) {
     if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
-    let lease: { release(): void };
+    let lease: { release(): void } | null;
     try {
       lease = await lane.acquireModelSlot();
     } catch (err) {
@@ -105,6 +107,17 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
           case "usage":
             usage = addUsage(usage, event.usage);
             break;
+          case "retry_wait":
+            // Nothing is in flight while the provider waits to retry: other sessions may call.
+            options.onProviderError?.(event.error);
+            lease?.release();
+            lease = null;
+            break;
+          case "retry_resume":
+            // The provider starts its next attempt once this returns: take a slot first.
+            modelCalls++;
+            lease = await lane.acquireModelSlot();
+            break;
           case "error":
             failure = event.error;
             break;
@@ -112,16 +125,26 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
             break;
         }
       }
+    } catch (err) {
+      // Only acquireModelSlot throws here (the run was aborted while it waited for a slot).
+      return result("aborted", null, abortError(lane.signal, asError(err)));
     } finally {
-      lease.release();
+      lease?.release();
     }
     if (failure) {
       if (failure.kind === "aborted" || lane.signal.aborted)
         return result("aborted", null, abortError(lane.signal, failure));
       logger.warn({ kind: failure.kind, status: failure.status, err: failure.message }, "model call failed");
+      options.onProviderError?.(failure);
       return result("failed", null, failure);
     }
 
+    if (limitReached && calls.length > 0) {
+      // Asked to answer without tools, it called tools anyway: one extra call is the bound.
+      logger.warn({ calls: calls.length }, "model called tools after the tool-call limit; ending the run");
+      if (text.trim() === "") return result("failed", null, new ToolLimitError(options.maxToolCallsPerRun));
+      return result("answered", { type: "assistant", text, toolCalls: [] }, null);
+    }
     const assistant: Extract<TranscriptPayload, { type: "assistant" }> = {
       type: "assistant",
       text,
@@ -142,6 +165,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         isError = true;
       } else {
         toolCalls++;
+        // A tool's own timeout bounds it; starting one is progress, so the watchdog (which must
+        // be longer than the tool timeout) does not kill a run for a long but bounded tool.
+        lane.progress();
         const out = await options.tools.execute(call.name, call.argumentsJson, {
           workspaceDir: options.workspaceDir,
           sessionKey: options.sessionKey,
@@ -159,6 +185,15 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
 
     const steered = (await options.takeSteered?.()) ?? [];
     for (const s of steered) messages.push({ role: "user", content: s });
+  }
+}
+
+/** The model kept calling tools after it was told the tool-call budget was spent. */
+export class ToolLimitError extends Error {
+  readonly kind = "tool_limit" as const;
+  constructor(readonly limit: number) {
+    super(`the model kept calling tools after the limit of ${limit} tool calls per turn`);
+    this.name = "ToolLimitError";
   }
 }
 

@@ -77,12 +77,41 @@ export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[
 
 /**
  * What the model reads for a user message. In groups it is told who speaks, and the group
- * messages it was not addressed in since its last reply come first, marked as context.
+ * messages it was not addressed in since its last reply come first, marked as context. A reply
+ * quotes what it answers; attachments are listed with their workspace paths. Never empty:
+ * providers refuse an empty text block.
  */
 export function userContent(p: Extract<TranscriptPayload, { type: "user" }>): string {
-  if (!p.isGroup) return p.text;
-  const current = `${p.senderName}: ${p.text}`;
+  const parts: string[] = [];
+  if (p.replyTo) parts.push(`[Replying to: ${quote(p.replyTo)}]`);
+  if (p.text.trim() !== "") parts.push(p.text);
+  for (const a of p.attachments ?? []) parts.push(`[${describeAttachment(a)}]`);
+  const body = parts.length > 0 ? parts.join("\n") : "(an empty message)";
+  if (!p.isGroup) return body;
+  const current = `${p.senderName}: ${body}`;
   if (!p.context?.length) return current;
   const lines = p.context.map((c) => `${c.senderName}: ${c.text}`);
   return `[Chat messages since your last reply — for context]\n${lines.join("\n")}\n\n[Current message — answer this]\n${current}`;
+}
+
+function quote(text: string): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  return `"${oneLine.length > 300 ? `${oneLine.slice(0, 299)}…` : oneLine}"`;
+}
+
+type Attachment = NonNullable<Extract<TranscriptPayload, { type: "user" }>["attachments"]>[number];
+
+function describeAttachment(a: Attachment): string {
+  const what =
+    a.kind === "image" ? "image" : a.kind === "audio" ? "audio" : a.kind === "video" ? "video" : "file";
+  const details = [a.mimeType, a.sizeBytes !== undefined ? formatBytes(a.sizeBytes) : undefined]
+    .filter((d) => d !== undefined)
+    .join(", ");
+  return `Attached ${what}${a.name ? ` "${a.name}"` : ""} saved in the workspace at ${a.path}${details ? ` (${details})` : ""}`;
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1_048_576) return `${Math.round(n / 1024)} KB`;
+  return `${(n / 1_048_576).toFixed(1)} MB`;
 }

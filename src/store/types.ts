@@ -3,7 +3,7 @@
  * interface later) and every atomic step is exactly one method: no transaction is held open
  * across an await. Times are epoch milliseconds passed in by the caller's injected clock.
  */
-import type { ChatTarget, InboundMessage } from "../channels/types.js";
+import type { Attachment, ChatTarget, InboundMessage } from "../channels/types.js";
 import type { TokenUsage, ToolCall } from "../harness/providers/types.js";
 
 // ---------------------------------------------------------------- inbox
@@ -59,7 +59,11 @@ export interface InboxRepo {
   get(id: number): Promise<InboxRecord | undefined>;
   /** Rows not finished (received, queued, running), oldest first. */
   listUnfinished(): Promise<InboxRecord[]>;
-  /** On start-up: running → queued, received → queued. Returns how many changed. */
+  /**
+   * On start-up, before any intake: running → queued (the run is redone from the transcript).
+   * Rows left `received` are not touched: they have not passed access control yet and must be
+   * routed again. Returns how many changed.
+   */
   requeueInterrupted(now: number): Promise<number>;
   /** Session keys that have queued rows, in order of their oldest queued row. */
   sessionsWithQueued(): Promise<string[]>;
@@ -88,6 +92,11 @@ export interface OutboxInsert {
   /** Position of this chunk in its reply; chunks of one reply are sent in seq order. */
   seq: number;
   kind: "reply" | "notice";
+  /**
+   * The channel delivers at commit (HTTP, console: the waiting request or the mailbox is the
+   * delivery), so the row is written `sent` and never claimed.
+   */
+  delivered?: boolean;
 }
 
 export interface OutboxRecord extends OutboxInsert {
@@ -114,6 +123,10 @@ export interface OutboxRepo {
   markSent(id: number, platformMessageId: string, now: number): Promise<void>;
   /** sending → pending with attempts + 1 and a later nextAttemptAt. */
   markRetry(id: number, error: string, nextAttemptAt: number, now: number): Promise<void>;
+  /**
+   * pending or sending → dead. From `sending` (a claimed row whose send failed) attempts + 1,
+   * as in markRetry, so a row that failed `maxAttempts` sends shows `maxAttempts`.
+   */
   markDead(id: number, error: string, now: number): Promise<void>;
   /** pending rows created before `cutoff` → expired; returns them. */
   expireOlderThan(cutoff: number, now: number): Promise<OutboxRecord[]>;
@@ -126,7 +139,11 @@ export interface OutboxRepo {
   listSentFor(channel: string, recipientId: string, afterId: number, limit: number): Promise<OutboxRecord[]>;
   listByState(state: OutboxState, limit: number): Promise<OutboxRecord[]>;
   countByState(): Promise<Record<OutboxState, number>>;
-  /** Earliest nextAttemptAt among pending rows, if any. */
+  /**
+   * When claimDue will next return a row: the earliest nextAttemptAt among pending rows with no
+   * earlier unsent row in their chat, if any. Rows waiting behind another row do not count, so a
+   * caller can sleep until then instead of polling while a chat's first row is in backoff.
+   */
   nextDueAt(): Promise<number | undefined>;
 }
 
@@ -166,6 +183,10 @@ export type TranscriptPayload =
       isGroup?: boolean;
       /** Unaddressed group messages before this one (see InboundMessage.groupContext). */
       context?: Array<{ senderName: string; text: string }>;
+      /** Text of the message this one replies to (InboundMessage.replyToText), capped. */
+      replyTo?: string;
+      /** Files that came with it, saved in the workspace (paths relative to it). */
+      attachments?: Attachment[];
     }
   | { type: "assistant"; text: string; toolCalls: ToolCall[] }
   | {
@@ -314,6 +335,13 @@ export interface Store {
   pairing: PairingRepo;
   /** See CommitTurn. */
   commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
+  /**
+   * Finishes a message that gets no agent run but an answer from the gateway itself (a pairing
+   * code, a chat command's reply): received → rejected with `reason`, and the reply chunks into
+   * the outbox (owned by the inbox row, no run), in one step. Returns false and writes nothing
+   * if the row is not `received` (it was routed already).
+   */
+  rejectWithReply(inboxId: number, reason: string, outbox: OutboxInsert[], now: number): Promise<boolean>;
   /** Schema version the database is at. */
   schemaVersion(): number;
   close(): void;

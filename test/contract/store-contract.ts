@@ -259,19 +259,47 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         expect(users[0]?.runId).toBe("run-1");
       });
 
-      it("requeueInterrupted moves running and received rows to queued", async () => {
+      it("requeueInterrupted moves running rows to queued and leaves received rows to be routed", async () => {
         const received = (await store.inbox.receive(inbound(), "A", T0)).record;
         const running = await enqueue(store, "A");
         await store.inbox.claim("A", "ses-a", "run-1", { all: false }, T0);
         const queued = await enqueue(store, "B");
         const rejected = (await store.inbox.receive(inbound(), "C", T0)).record;
         await store.inbox.reject(rejected.id, "no", T0);
-        expect(await store.inbox.requeueInterrupted(T0 + 50)).toBe(2);
-        expect(await store.inbox.get(received.id)).toMatchObject({ state: "queued", updatedAt: T0 + 50 });
-        expect(await store.inbox.get(running.id)).toMatchObject({ state: "queued", attempts: 1 });
+        expect(await store.inbox.requeueInterrupted(T0 + 50)).toBe(1);
+        // Not yet past access control: only routing may move it on.
+        expect(await store.inbox.get(received.id)).toMatchObject({ state: "received", updatedAt: T0 });
+        expect(await store.inbox.get(running.id)).toMatchObject({
+          state: "queued",
+          attempts: 1,
+          updatedAt: T0 + 50,
+        });
         expect(await store.inbox.get(queued.id)).toMatchObject({ state: "queued", updatedAt: T0 });
         expect((await store.inbox.get(rejected.id))?.state).toBe("rejected");
         expect(await store.inbox.requeueInterrupted(T0 + 60)).toBe(0);
+      });
+
+      it("rejectWithReply rejects a received row and commits its reply rows, once", async () => {
+        const record = (await store.inbox.receive(inbound(), "A", T0)).record;
+        const rows = [reply("code part 1"), { ...reply("code part 2"), seq: 1 }];
+        expect(await store.rejectWithReply(record.id, "pairing: code issued", rows, T0 + 5)).toBe(true);
+        expect(await store.inbox.get(record.id)).toMatchObject({
+          state: "rejected",
+          error: "pairing: code issued",
+        });
+        const out = await store.outbox.listForInbox(record.id);
+        expect(out.map((r) => [r.text, r.seq, r.state, r.runId, r.sessionKey])).toEqual([
+          ["code part 1", 0, "pending", null, "A"],
+          ["code part 2", 1, "pending", null, "A"],
+        ]);
+        // A second call (a redelivery racing the first) writes nothing.
+        expect(await store.rejectWithReply(record.id, "again", [reply("twice")], T0 + 6)).toBe(false);
+        expect(await store.outbox.listForInbox(record.id)).toHaveLength(2);
+        // Nor on a row that was queued, or does not exist.
+        const queued = await enqueue(store, "B");
+        expect(await store.rejectWithReply(queued.id, "late", [reply("no")], T0)).toBe(false);
+        expect((await store.inbox.get(queued.id))?.state).toBe("queued");
+        expect(await store.rejectWithReply(999_999, "none", [reply("no")], T0)).toBe(false);
       });
 
       it("listUnfinished lists received, queued and running rows, oldest first", async () => {
@@ -526,7 +554,8 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
           nextAttemptAt: T0 + 5_000,
           updatedAt: T0 + 1,
         });
-        expect(await store.outbox.nextDueAt()).toBe(T0);
+        // r1 (due since T0) waits behind r0: the next claim is at r0's retry, not before.
+        expect(await store.outbox.nextDueAt()).toBe(T0 + 5_000);
         expect(await store.outbox.claimDue(T0 + 4_999, 10)).toEqual([]);
         const retried = await store.outbox.claimDue(T0 + 5_000, 10);
         expect(retried.map((r) => r.id)).toEqual([r0!.id]);
@@ -542,6 +571,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         expect(await store.outbox.get(d0!.id)).toMatchObject({
           state: "dead",
           lastError: "permanent: chat not found",
+          attempts: 1, // the failed send counts
         });
         expect((await store.outbox.claimDue(T0 + 1, 10)).map((r) => r.id)).toEqual([d1!.id]);
         await store.outbox.markSent(d0!.id, "late", T0 + 2);
@@ -555,6 +585,21 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
           platformMessageId: "p1",
           attempts: 0,
         });
+      });
+
+      it("markDead counts the failed attempt of a sending row, the last one included", async () => {
+        const [row] = await seedReply(store, chat("c1"), ["r"], T0);
+        for (let i = 1; i <= 2; i++) {
+          await store.outbox.claimDue(T0 + i, 1);
+          await store.outbox.markRetry(row!.id, `transient ${i}`, T0 + i, T0 + i);
+        }
+        await store.outbox.claimDue(T0 + 3, 1);
+        await store.outbox.markDead(row!.id, "transient 3", T0 + 3);
+        expect(await store.outbox.get(row!.id)).toMatchObject({ state: "dead", attempts: 3 });
+        // A pending row was never tried: it dies without an attempt.
+        const [unsent] = await seedReply(store, chat("c2"), ["u"], T0 + 4);
+        await store.outbox.markDead(unsent!.id, "channel gone", T0 + 4);
+        expect(await store.outbox.get(unsent!.id)).toMatchObject({ state: "dead", attempts: 0 });
       });
 
       it("expireOlderThan expires old pending rows and returns them", async () => {
@@ -987,7 +1032,19 @@ async function checkClaimOrdering(store: Store, ops: readonly OutboxOp[]): Promi
       .map((r) => r.id);
   };
 
+  /** Earliest nextAttemptAt among chats' first unfinished rows that are pending. */
+  const nextDue = (): number | undefined => {
+    const firsts = new Map<string, ModelRow>();
+    for (const row of [...rows.values()].sort((a, b) => a.id - b.id)) {
+      if (row.state === "sent" || row.state === "dead" || firsts.has(row.chat)) continue;
+      firsts.set(row.chat, row);
+    }
+    const due = [...firsts.values()].filter((r) => r.state === "pending").map((r) => r.nextAttemptAt);
+    return due.length > 0 ? Math.min(...due) : undefined;
+  };
+
   const dispatch = async (limit: number, outcomes: readonly ModelOutcome[]) => {
+    expect(await store.outbox.nextDueAt()).toBe(nextDue());
     const expected = eligible();
     const claimed = await store.outbox.claimDue(now, limit);
     const ids = claimed.map((r) => r.id);

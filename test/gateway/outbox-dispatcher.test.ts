@@ -1,7 +1,9 @@
 /**
  * The outbox dispatcher against the real SQLite store and a scripted Channel (our own port).
+ * Timers (send timeouts, retry timers, store-write backoff, stop's limit) are vitest fake
+ * timers; the dispatcher's notion of "now" is a ManualClock.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type Channel,
   ChannelSendError,
@@ -10,26 +12,92 @@ import {
   type SendReceipt,
 } from "../../src/channels/types.js";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
-import { OutboxDispatcher } from "../../src/gateway/outbox-dispatcher.js";
+import { OutboxDispatcher, type OutboxDispatcherOptions } from "../../src/gateway/outbox-dispatcher.js";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
-import type { Store } from "../../src/store/types.js";
+import { type OutboxRepo, type Store, StoreError } from "../../src/store/types.js";
 import { ManualClock } from "../../src/util/clock.js";
-import { silentLogger } from "../../src/util/logger.js";
+import { createLogger, silentLogger } from "../../src/util/logger.js";
+
+/** What a held send does until the test releases it; gets the send's signal. */
+type Hold = (signal: AbortSignal | undefined) => Promise<void>;
 
 class ScriptedChannel implements Channel {
   readonly name = "console" as const;
   readonly accountId = "default";
   readonly limits = { maxMessageChars: 100, formatting: "plain" as const };
   readonly sent: OutboundMessage[] = [];
+  /** Every call of send, with the signal it was given. */
+  readonly calls: Array<{ text: string; signal: AbortSignal | undefined }> = [];
   failures: Array<ChannelSendError | Error> = [];
+  /** Sends of these texts wait for their Hold before going on. */
+  readonly holds = new Map<string, Hold>();
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
-  async send(message: OutboundMessage): Promise<SendReceipt> {
+  async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt> {
+    this.calls.push({ text: message.text, signal });
+    const hold = this.holds.get(message.text);
+    if (hold) await hold(signal);
     const failure = this.failures.shift();
     if (failure) throw failure;
     this.sent.push(message);
     return { platformMessageId: `p${this.sent.length}` };
   }
+}
+
+/** A send that never settles, whatever its signal does (a hung socket). */
+const hang: Hold = () => new Promise<void>(() => {});
+
+/** A send that honours its signal: it fails with the signal's reason once aborted. */
+const untilAborted: Hold = (signal) =>
+  new Promise<void>((_, reject) => {
+    signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+
+/** A hold the test releases by hand. */
+function gate(): { hold: Hold; release(): void } {
+  let release = () => {};
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { hold: () => opened, release };
+}
+
+/** Lets every ready promise chain run (the SQLite store is synchronous under its async API). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** The store with some outbox methods replaced (failure injection at the port). */
+function withOutbox(store: Store, overrides: Partial<OutboxRepo>): Store {
+  const outbox = new Proxy(store.outbox, {
+    get(target, prop) {
+      const own = (overrides as Record<PropertyKey, unknown>)[prop];
+      if (own !== undefined) return own;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === "outbox") return outbox;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A logger whose JSON lines land in `lines`. */
+function capturingLogger(): {
+  logger: ReturnType<typeof silentLogger>;
+  lines: Array<Record<string, unknown>>;
+} {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = createLogger({
+    format: "json",
+    level: "debug",
+    destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
+  return { logger, lines };
 }
 
 const target: ChatTarget = { channel: "console", accountId: "default", chatId: "c1" };
@@ -99,10 +167,8 @@ describe("OutboxDispatcher", () => {
   let channel: ScriptedChannel;
   let dispatcher: OutboxDispatcher;
 
-  beforeEach(() => {
-    store = openSqliteStore({ path: ":memory:" });
-    clock = new ManualClock();
-    channel = new ScriptedChannel();
+  /** Replaces the dispatcher under test (afterEach stops it). */
+  const make = (over: Partial<OutboxDispatcherOptions> = {}): OutboxDispatcher => {
     dispatcher = new OutboxDispatcher({
       store,
       channelFor: (t) => (t.channel === "console" ? channel : undefined),
@@ -110,10 +176,23 @@ describe("OutboxDispatcher", () => {
       logger: silentLogger(),
       metrics: new GatewayMetrics(),
       maxAttempts: 3,
+      ...over,
     });
+    return dispatcher;
+  };
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    store = openSqliteStore({ path: ":memory:" });
+    clock = new ManualClock();
+    channel = new ScriptedChannel();
+    make();
   });
   afterEach(async () => {
-    await dispatcher.stop();
+    const stopping = dispatcher.stop();
+    await vi.advanceTimersByTimeAsync(60_000);
+    await stopping;
+    vi.useRealTimers();
     store.close();
   });
 
@@ -124,7 +203,7 @@ describe("OutboxDispatcher", () => {
 
   it("sends chunks in order and records the platform's receipts", async () => {
     await seedTurn(store, clock, ["one", "two", "three"]);
-    for (let i = 0; i < 3; i++) await pass();
+    await pass();
     expect(channel.sent.map((m) => m.text)).toEqual(["one", "two", "three"]);
     expect(channel.sent.map((m) => m.idempotencyKey)).toEqual(["outbox-1", "outbox-2", "outbox-3"]);
     const rows = await store.outbox.listByState("sent", 10);
@@ -147,14 +226,27 @@ describe("OutboxDispatcher", () => {
     expect((await store.outbox.countByState()).sent).toBe(1);
   });
 
-  it("marks a reply dead after maxAttempts, and at once on a permanent error", async () => {
+  it("arms one timer for a chat in backoff instead of polling for the chunks behind it", async () => {
+    const due = vi.spyOn(store.outbox, "nextDueAt");
+    await seedTurn(store, clock, ["first", "second"]);
+    channel.failures.push(new ChannelSendError("rate_limit", "429", { retryAfterMs: 5_000 }));
+    await pass();
+    const callsAfterPass = due.mock.calls.length;
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(due.mock.calls.length).toBe(callsAfterPass); // no pass before the retry is due
+    clock.advance(5_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await dispatcher.idle();
+    expect(channel.sent.map((m) => m.text)).toEqual(["first", "second"]);
+  });
+
+  it("marks a reply dead after maxAttempts, counting every attempt, and at once on a permanent error", async () => {
     await seedTurn(store, clock, ["a"], "c1");
     await seedTurn(store, clock, ["b"], "c2");
     channel.failures.push(new ChannelSendError("permanent", "403 blocked by the user"));
     await pass(); // c1 → dead (permanent), c2 sent
-    expect((await store.outbox.listByState("dead", 5)).map((r) => r.lastError)).toEqual([
-      "permanent: 403 blocked by the user",
-    ]);
+    const [blocked] = await store.outbox.listByState("dead", 5);
+    expect(blocked).toMatchObject({ lastError: "permanent: 403 blocked by the user", attempts: 1 });
     await seedTurn(store, clock, ["c"], "c3");
     channel.failures.push(
       new Error("socket hang up"),
@@ -165,19 +257,39 @@ describe("OutboxDispatcher", () => {
       await pass();
       clock.advance(120_000);
     }
+    expect(channel.calls.filter((c) => c.text === "c")).toHaveLength(3);
     const dead = await store.outbox.listByState("dead", 5);
     expect(dead).toHaveLength(2);
-    expect(dead[1]?.attempts).toBe(2);
+    expect(dead[1]).toMatchObject({ attempts: 3, lastError: "transient: socket hang up" });
     expect(channel.sent.map((m) => m.text)).toEqual(["b"]);
   });
 
-  it("expires replies older than maxAgeMs instead of sending them late", async () => {
+  it("expires replies older than maxAgeMs at start-up instead of sending them late", async () => {
     await seedTurn(store, clock, ["stale"]);
     clock.advance(3_600_001);
     expect(await dispatcher.expireStale()).toBe(1);
     await pass();
     expect(channel.sent).toHaveLength(0);
     expect((await store.outbox.countByState()).expired).toBe(1);
+  });
+
+  it("expires, with a log line, a reply that outlived maxAgeMs while waiting to be sent", async () => {
+    const { logger, lines } = capturingLogger();
+    make({ logger });
+    await seedTurn(store, clock, ["waited"], "c1");
+    channel.failures.push(new Error("socket hang up"));
+    await pass(); // c1 fails once and waits for its retry
+    await seedTurn(store, clock, ["queued"], "c2"); // no pass claims it before it is too old
+    clock.advance(3_600_001);
+    await pass();
+    expect(channel.sent).toHaveLength(0);
+    expect(channel.calls.map((c) => c.text)).toEqual(["waited"]);
+    expect(await store.outbox.countByState()).toMatchObject({ expired: 2, dead: 0, pending: 0, sending: 0 });
+    const expiredLines = lines.filter((l) => l.msg === "reply expired unsent: older than outbox.maxAgeMs");
+    expect(expiredLines.map((l) => [l.chatId, l.level])).toEqual([
+      ["c1", 40],
+      ["c2", 40],
+    ]);
   });
 
   it("marks replies for an unconfigured channel dead with the reason", async () => {
@@ -195,5 +307,166 @@ describe("OutboxDispatcher", () => {
     expect((await store.outbox.listByState("dead", 1))[0]?.lastError).toBe(
       "channel console/default is not configured",
     );
+  });
+
+  it("times out a hung send: aborts its signal and retries it with backoff", async () => {
+    await seedTurn(store, clock, ["stuck"]);
+    channel.holds.set("stuck", hang);
+    dispatcher.kick();
+    await settle();
+    const [call] = channel.calls;
+    expect(call?.signal?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect((await store.outbox.get(1))?.state).toBe("sending");
+    await vi.advanceTimersByTimeAsync(1);
+    await dispatcher.idle();
+    expect(call?.signal?.aborted).toBe(true);
+    expect(call?.signal?.reason).toMatchObject({ name: "ChannelSendError", kind: "transient" });
+    expect(await store.outbox.get(1)).toMatchObject({
+      state: "pending",
+      attempts: 1,
+      lastError: "transient: send timed out after 30000 ms (sendTimeoutMs)",
+      nextAttemptAt: clock.now() + 1_000,
+    });
+    channel.holds.delete("stuck");
+    clock.advance(1_000);
+    await pass();
+    expect(channel.sent.map((m) => m.text)).toEqual(["stuck"]);
+  });
+
+  it("keeps sending to other chats while one chat's send is slow", async () => {
+    await seedTurn(store, clock, ["slow"], "c1");
+    await seedTurn(store, clock, ["b0", "b1"], "c2");
+    const slow = gate();
+    channel.holds.set("slow", slow.hold);
+    dispatcher.kick();
+    await settle();
+    expect(channel.sent.map((m) => m.text)).toEqual(["b0", "b1"]);
+    expect((await store.outbox.get(1))?.state).toBe("sending");
+    slow.release();
+    await dispatcher.idle();
+    expect(channel.sent.map((m) => m.text)).toEqual(["b0", "b1", "slow"]);
+    expect((await store.outbox.countByState()).sent).toBe(3);
+  });
+
+  it("runs at most `concurrency` sends at once and claims more as they finish", async () => {
+    make({ concurrency: 2 });
+    const gates = ["c1", "c2", "c3"].map(() => gate());
+    for (const [i, chatId] of ["c1", "c2", "c3"].entries()) {
+      await seedTurn(store, clock, [`to ${chatId}`], chatId);
+      channel.holds.set(`to ${chatId}`, gates[i]!.hold);
+    }
+    dispatcher.kick();
+    await settle();
+    expect(channel.calls.map((c) => c.text)).toEqual(["to c1", "to c2"]);
+    gates[1]!.release();
+    await settle();
+    expect(channel.calls.map((c) => c.text)).toEqual(["to c1", "to c2", "to c3"]);
+    gates[0]!.release();
+    gates[2]!.release();
+    await dispatcher.idle();
+    expect((await store.outbox.countByState()).sent).toBe(3);
+  });
+
+  it("stop() aborts in-flight sends and waits for them to settle", async () => {
+    await seedTurn(store, clock, ["aborted"], "c1");
+    await seedTurn(store, clock, ["finishes"], "c2");
+    channel.holds.set("aborted", untilAborted);
+    // This platform call completes even though it was asked to stop.
+    channel.holds.set("finishes", (signal) => untilAborted(signal).catch(() => {}));
+    dispatcher.kick();
+    await settle();
+    expect(channel.calls).toHaveLength(2);
+    await dispatcher.stop();
+    expect(channel.calls.every((c) => c.signal?.aborted)).toBe(true);
+    // The finished send is recorded; the aborted one stays `sending` (back to pending at the
+    // next start) without using up an attempt.
+    expect(await store.outbox.get(2)).toMatchObject({ state: "sent", platformMessageId: "p1" });
+    expect(await store.outbox.get(1)).toMatchObject({ state: "sending", attempts: 0 });
+    dispatcher.kick(); // no-op once stopped
+    await settle();
+    expect(channel.calls).toHaveLength(2);
+  });
+
+  it("stop() stops waiting for a send that ignores its signal after stopTimeoutMs", async () => {
+    make({ stopTimeoutMs: 2_000 });
+    await seedTurn(store, clock, ["deaf"]);
+    channel.holds.set("deaf", hang);
+    dispatcher.kick();
+    await settle();
+    let stopped = false;
+    const stopping = dispatcher.stop().then(() => {
+      stopped = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await stopping;
+    expect(channel.calls[0]?.signal?.aborted).toBe(true);
+    expect((await store.outbox.get(1))?.state).toBe("sending");
+  });
+
+  it("re-records a receipt whose write failed, and never sends that reply again", async () => {
+    const { logger, lines } = capturingLogger();
+    let markSentFailures = 2;
+    const flaky = withOutbox(store, {
+      markSent: async (id, platformMessageId, now) => {
+        if (markSentFailures-- > 0) throw new StoreError("locked", "database is locked");
+        await store.outbox.markSent(id, platformMessageId, now);
+      },
+    });
+    make({ store: flaky, logger });
+    await seedTurn(store, clock, ["a", "b"]);
+    dispatcher.kick();
+    await dispatcher.idle(); // the unrecorded receipt takes no send slot: nothing waits on the store
+    expect(channel.sent.map((m) => m.text)).toEqual(["a"]);
+    expect((await store.outbox.get(1))?.state).toBe("sending"); // holds back "b", never resent
+    await vi.advanceTimersByTimeAsync(1_000); // second failure, next try in 2 s
+    expect((await store.outbox.get(1))?.state).toBe("sending");
+    await vi.advanceTimersByTimeAsync(2_000);
+    await dispatcher.idle();
+    expect(await store.outbox.get(1)).toMatchObject({ state: "sent", platformMessageId: "p1", attempts: 0 });
+    expect(channel.sent.map((m) => m.text)).toEqual(["a", "b"]);
+    expect(channel.calls.map((c) => c.text)).toEqual(["a", "b"]);
+    const failures = lines.filter((l) => l.level === 50 && l.outboxId === 1);
+    expect(failures.map((l) => l.retryInMs)).toEqual([1_000, 2_000]);
+    expect(String(failures[0]?.msg)).toMatch(/delivered.*not be sent again/);
+  });
+
+  it("at stop, gives an unrecorded receipt one last attempt, then logs it as left sending", async () => {
+    const { logger, lines } = capturingLogger();
+    let markSentCalls = 0;
+    const broken = withOutbox(store, {
+      markSent: async () => {
+        markSentCalls++;
+        throw new StoreError("disk_full", "database is full");
+      },
+    });
+    make({ store: broken, logger });
+    await seedTurn(store, clock, ["a"]);
+    await pass();
+    expect(markSentCalls).toBe(1);
+    await dispatcher.stop();
+    expect(markSentCalls).toBe(2);
+    expect((await store.outbox.get(1))?.state).toBe("sending"); // back to pending at the next start
+    expect(lines.at(-1)).toMatchObject({
+      level: 50,
+      outboxId: 1,
+      msg: "reply delivered but its receipt was not recorded before stop; it stays `sending` and is sent again after restart",
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(markSentCalls).toBe(2); // no retry timer outlives stop()
+  });
+
+  it("rejects bad options naming the field, the value and what was expected", () => {
+    expect(() => make({ sendTimeoutMs: 0 })).toThrow(
+      new RangeError(
+        "OutboxDispatcherOptions.sendTimeoutMs: got 0, expected an integer from 1 to 2147483647",
+      ),
+    );
+    expect(() => make({ concurrency: 1.5 })).toThrow(
+      /OutboxDispatcherOptions\.concurrency: got 1.5, expected/,
+    );
+    expect(() => make({ maxAttempts: Number.NaN })).toThrow(/maxAttempts: got NaN/);
   });
 });

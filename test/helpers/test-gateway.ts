@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../../src/config/load.js";
 import { type RunningGateway, startGateway } from "../../src/main.js";
+import type { Store } from "../../src/store/types.js";
 import { createLogger, silentLogger } from "../../src/util/logger.js";
 import type { ModelSimulator } from "../fakes/model-simulator.js";
 
@@ -42,7 +43,7 @@ export function simulatorConfig(simulator: ModelSimulator, protocol: "openai" | 
 
 export async function startTestGateway(
   raw: Record<string, unknown>,
-  options: { home?: string } = {},
+  options: { home?: string; wrapStore?: (store: Store) => Store } = {},
 ): Promise<TestGateway> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "sy-gw-"));
   const config = parseConfig(raw, undefined);
@@ -56,6 +57,7 @@ export async function startTestGateway(
       ? createLogger({ level: process.env.SWITCHYARD_TEST_LOG, format: "json" })
       : silentLogger(),
     port: 0,
+    ...(options.wrapStore ? { wrapStore: options.wrapStore } : {}),
   });
   return {
     running,

@@ -202,7 +202,8 @@ function toAnthropicMessages(
 function toBlocks(message: ChatMessage): ContentBlockParam[] {
   switch (message.role) {
     case "user":
-      return [{ type: "text", text: message.content }];
+      // The API refuses empty text blocks; a placeholder keeps the history valid.
+      return [{ type: "text", text: message.content === "" ? "(empty)" : message.content }];
     case "assistant": {
       const blocks: ContentBlockParam[] =
         message.content === "" ? [] : [{ type: "text", text: message.content }];
@@ -214,7 +215,7 @@ function toBlocks(message: ChatMessage): ContentBlockParam[] {
           input: parseArguments(call.argumentsJson),
         });
       }
-      return blocks.length > 0 ? blocks : [{ type: "text", text: "" }];
+      return blocks.length > 0 ? blocks : [{ type: "text", text: "(no reply)" }];
     }
     case "tool":
       return [

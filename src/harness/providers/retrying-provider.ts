@@ -104,6 +104,8 @@ export class RetryingProvider implements ModelProvider {
         { provider: this.id, kind: failure.kind, attempt, maxAttempts: this.#maxAttempts, waitMs },
         "model call failed; retrying",
       );
+      // No call is in flight from here to retry_resume: the consumer may give its slot back.
+      yield { type: "retry_wait", attempt, waitMs, error: failure };
       try {
         await this.#sleep(waitMs, signal);
       } catch (err) {
@@ -112,6 +114,15 @@ export class RetryingProvider implements ModelProvider {
           provider: this.id,
         });
         yield { type: "error", error: aborted };
+        return;
+      }
+      // Yielded before the next attempt starts, so a consumer can take a slot first.
+      yield { type: "retry_resume", attempt: attempt + 1 };
+      if (signal.aborted) {
+        yield {
+          type: "error",
+          error: new ProviderError("aborted", `${this.id} aborted`, { provider: this.id }),
+        };
         return;
       }
     }

@@ -101,12 +101,20 @@ export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "o
  * The normalized stream. Contract: a stream never throws once iteration has begun; a failure
  * is delivered as a final `{ type: "error" }` event and the stream ends. A successful stream
  * ends with exactly one `stop` event. `tool_call` events carry complete arguments.
+ *
+ * Wrappers that retry (RetryingProvider) announce a wait with `retry_wait` (the failed attempt
+ * produced nothing; no model call is in flight until the matching `retry_resume`) and the next
+ * attempt with `retry_resume`, yielded *before* that attempt starts. A pull-based consumer may
+ * therefore give its model-call slot back on `retry_wait` and take one again while handling
+ * `retry_resume`; a consumer that ignores both simply holds its slot throughout.
  */
 export type ProviderEvent =
   | { type: "text_delta"; text: string }
   | { type: "tool_call"; call: ToolCall }
   | { type: "usage"; usage: TokenUsage }
   | { type: "stop"; reason: StopReason }
+  | { type: "retry_wait"; attempt: number; waitMs: number; error: ProviderError }
+  | { type: "retry_resume"; attempt: number }
   | { type: "error"; error: ProviderError };
 
 /** A model vendor behind one interface. */

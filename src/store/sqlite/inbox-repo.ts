@@ -8,6 +8,9 @@ import { type InboxRecord, type InboxRepo, type InboxState, NOT_MENTIONED } from
 import { guard } from "./errors.js";
 import type { SqliteTranscriptRepo } from "./transcript-repo.js";
 
+/** The replied-to text kept in a user event: enough to know what is meant. */
+const REPLY_TO_MAX_CHARS = 1_000;
+
 interface InboxRow {
   id: number;
   dedupe_key: string;
@@ -94,9 +97,7 @@ export class SqliteInboxRepo implements InboxRepo {
     this.#unfinished = db.prepare(
       "SELECT * FROM inbox WHERE state IN ('received', 'queued', 'running') ORDER BY id",
     );
-    this.#requeue = db.prepare(
-      "UPDATE inbox SET state = 'queued', updated_at = ? WHERE state IN ('running', 'received')",
-    );
+    this.#requeue = db.prepare("UPDATE inbox SET state = 'queued', updated_at = ? WHERE state = 'running'");
     this.#queuedSessions = db.prepare(
       "SELECT session_key FROM inbox WHERE state = 'queued' GROUP BY session_key ORDER BY MIN(id)",
     );
@@ -145,6 +146,8 @@ export class SqliteInboxRepo implements InboxRepo {
             senderName: r.message.senderName,
             ...(r.message.isDirect ? {} : { isGroup: true }),
             ...(r.message.groupContext?.length ? { context: r.message.groupContext } : {}),
+            ...(r.message.replyToText ? { replyTo: r.message.replyToText.slice(0, REPLY_TO_MAX_CHARS) } : {}),
+            ...(r.message.attachments?.length ? { attachments: r.message.attachments } : {}),
           })),
           now,
         );
@@ -206,6 +209,17 @@ export class SqliteInboxRepo implements InboxRepo {
       for (const { state, n } of this.#countByState.all()) counts[state] = n;
       return counts;
     });
+  }
+
+  /** For a Store transaction: the row, read inside it. */
+  getInTransaction(id: number): { sessionKey: string } | undefined {
+    const row = this.#byId.get(id);
+    return row ? { sessionKey: row.session_key } : undefined;
+  }
+
+  /** For rejectWithReply, inside its transaction: received → rejected; false if not `received`. */
+  rejectInTransaction(id: number, reason: string, now: number): boolean {
+    return this.#toRejected.run(reason, now, id).changes === 1;
   }
 
   /** For commitTurn, inside its transaction: is the row `running` under `runId`? */

@@ -43,6 +43,7 @@ interface OutboxInsertRow {
   text: string;
   seq: number;
   kind: OutboxInsert["kind"];
+  state: "pending" | "sent";
   now: number;
 }
 
@@ -77,7 +78,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
       `INSERT INTO outbox (session_key, run_id, inbox_id, channel, account_id, chat_id, thread_id, reply_to,
          recipient_id, text, seq, kind, state, attempts, next_attempt_at, created_at, updated_at)
        VALUES (@sessionKey, @runId, @inboxId, @channel, @accountId, @chatId, @threadId, @replyTo,
-         @recipientId, @text, @seq, @kind, 'pending', 0, @now, @now, @now)`,
+         @recipientId, @text, @seq, @kind, @state, 0, @now, @now, @now)`,
     );
     // A row is due only if no earlier row of its chat is still unsent; `IS` so that a missing
     // thread id (NULL) matches itself.
@@ -101,8 +102,10 @@ export class SqliteOutboxRepo implements OutboxRepo {
          updated_at = ?
        WHERE id = ? AND state = 'sending'`,
     );
+    // From `sending` the row died of a failed attempt, which counts like a retry's.
     this.#toDead = db.prepare(
-      `UPDATE outbox SET state = 'dead', last_error = ?, updated_at = ?
+      `UPDATE outbox SET state = 'dead', attempts = attempts + (state = 'sending'), last_error = ?,
+         updated_at = ?
        WHERE id = ? AND state IN ('pending', 'sending')`,
     );
     this.#expire = db.prepare(
@@ -121,7 +124,16 @@ export class SqliteOutboxRepo implements OutboxRepo {
     );
     this.#byState = db.prepare("SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?");
     this.#countByState = db.prepare("SELECT state, COUNT(*) AS n FROM outbox GROUP BY state");
-    this.#nextDue = db.prepare("SELECT MIN(next_attempt_at) AS at FROM outbox WHERE state = 'pending'");
+    // The same chat condition as #due: a row waiting behind an earlier unsent row is not due,
+    // whatever its own next_attempt_at says.
+    this.#nextDue = db.prepare(
+      `SELECT MIN(o.next_attempt_at) AS at FROM outbox o
+       WHERE o.state = 'pending'
+         AND NOT EXISTS (
+           SELECT 1 FROM outbox e
+           WHERE e.channel = o.channel AND e.account_id = o.account_id AND e.chat_id = o.chat_id
+             AND e.thread_id IS o.thread_id AND e.id < o.id AND e.state IN ('pending', 'sending'))`,
+    );
     this.#claimDueTx = db.transaction((now: number, limit: number) =>
       this.#due.all(now, limit).map((row) => {
         this.#toSending.run(now, row.id);
@@ -199,7 +211,8 @@ export class SqliteOutboxRepo implements OutboxRepo {
   }
 
   /**
-   * For commitTurn, inside its transaction: new rows, pending and due at `now`, inserted in
+   * For commitTurn, inside its transaction: new rows, pending and due at `now` (or `sent`, when
+   * `delivered`: the channel delivers at commit), inserted in
    * `seq` order (stable) so that id order, which claimDue follows, is chunk order.
    */
   insertInTransaction(
@@ -219,6 +232,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
         text: row.text,
         seq: row.seq,
         kind: row.kind,
+        state: row.delivered ? "sent" : "pending",
         now,
       });
     }

@@ -3,7 +3,7 @@
  * which writes a turn's end across several of them in one transaction.
  */
 import type { Database, Transaction } from "better-sqlite3";
-import type { CommitTurn, Store } from "../types.js";
+import type { CommitTurn, OutboxInsert, Store } from "../types.js";
 import { guard } from "./errors.js";
 import { SqliteInboxRepo } from "./inbox-repo.js";
 import { SqliteOutboxRepo } from "./outbox-repo.js";
@@ -29,6 +29,9 @@ export class SqliteStore implements Store {
   readonly #path: string;
   readonly #schemaVersion: number;
   readonly #commitTx: Transaction<(turn: CommitTurn, now: number) => boolean>;
+  readonly #rejectWithReplyTx: Transaction<
+    (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => boolean
+  >;
 
   /** `path` names the database in error messages; `schemaVersion` is what migrate returned. */
   constructor(db: Database, path: string, schemaVersion: number) {
@@ -43,6 +46,23 @@ export class SqliteStore implements Store {
     this.usage = new SqliteUsageRepo(db, path);
     this.pairing = new SqlitePairingRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
+    this.#rejectWithReplyTx = db.transaction(
+      (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => {
+        const record = this.inbox.getInTransaction(inboxId);
+        if (!record || !this.inbox.rejectInTransaction(inboxId, reason, now)) return false;
+        this.outbox.insertInTransaction(outbox, { sessionKey: record.sessionKey, runId: null, inboxId }, now);
+        return true;
+      },
+    );
+  }
+
+  async rejectWithReply(
+    inboxId: number,
+    reason: string,
+    outbox: OutboxInsert[],
+    now: number,
+  ): Promise<boolean> {
+    return guard(this.#path, () => this.#rejectWithReplyTx.immediate(inboxId, reason, outbox, now));
   }
 
   /**

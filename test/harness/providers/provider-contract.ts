@@ -93,6 +93,13 @@ const COMMON_CASES: KindCase[] = [
     kind: "network",
   },
   { name: "drop before any chunk → network", turn: { dropAfterChunks: 0, text: "hi" }, kind: "network" },
+  // A status no rule knows (a 418 teapot, a 409 conflict): classified, never thrown, not retried.
+  {
+    name: "418 of an unknown error type → unknown",
+    turn: { error: { status: 418, type: "teapot_error", message: "I'm a teapot" } },
+    kind: "unknown",
+    status: 418,
+  },
 ];
 
 /** Runs the contract against `factory` for the given protocol. */

@@ -51,7 +51,17 @@ describe("RetryingProvider", () => {
     const inner = new ScriptedProvider([[fail("rate_limit", 1_500)], OK]);
     const { waits, sleep } = recordingSleep();
     const events = await collect(new RetryingProvider(inner, { sleep }).stream(request(), never()));
-    expect(events).toEqual(OK);
+    // The wait is announced (a consumer may free its model slot) and so is the next attempt.
+    expect(events).toEqual([
+      {
+        type: "retry_wait",
+        attempt: 1,
+        waitMs: 1_500,
+        error: expect.objectContaining({ kind: "rate_limit" }),
+      },
+      { type: "retry_resume", attempt: 2 },
+      ...OK,
+    ]);
     expect(inner.calls).toBe(2);
     expect(waits).toEqual([1_500]);
   });

@@ -1,0 +1,195 @@
+/**
+ * runAgent inside a real LaneQueue + GlobalLane, through the real Anthropic SDK against the
+ * model simulator: slots are held only while a model call is in flight (not while a provider
+ * waits to retry, not while tools run), the tool-call budget bounds the model calls, and tool
+ * work counts as progress.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { GlobalLane } from "../../src/gateway/lanes/global-lane.js";
+import { LaneQueue } from "../../src/gateway/lanes/lane-queue.js";
+import { AnthropicProvider } from "../../src/harness/providers/anthropic.js";
+import { RetryingProvider } from "../../src/harness/providers/retrying-provider.js";
+import type { ModelProvider, ProviderError } from "../../src/harness/providers/types.js";
+import {
+  type AgentRunOptions,
+  type AgentRunResult,
+  ToolLimitError,
+  runAgent,
+} from "../../src/harness/run.js";
+import { ToolRegistry } from "../../src/harness/tools/registry.js";
+import type { TranscriptPayload } from "../../src/store/types.js";
+import { silentLogger } from "../../src/util/logger.js";
+import { ModelSimulator, defaultResponder } from "../fakes/model-simulator.js";
+
+let sim: ModelSimulator;
+beforeAll(async () => {
+  sim = new ModelSimulator();
+  await sim.start();
+});
+afterAll(async () => {
+  await sim.close();
+});
+beforeEach(() => {
+  sim.clearScript();
+  sim.requests.length = 0;
+});
+
+function anthropic(): AnthropicProvider {
+  return new AnthropicProvider({ apiKey: "sk-ant-test", baseUrl: sim.url });
+}
+
+interface Harness {
+  pool: GlobalLane;
+  lanes: LaneQueue;
+  appended: TranscriptPayload[];
+  providerErrors: ProviderError[];
+  run(options: Partial<AgentRunOptions> & { provider: ModelProvider }): Promise<AgentRunResult>;
+}
+
+function harness(tools = new ToolRegistry()): Harness {
+  const pool = new GlobalLane({ maxConcurrent: 1, reservedForHuman: 0 });
+  const lanes = new LaneQueue({ pool });
+  const appended: TranscriptPayload[] = [];
+  const providerErrors: ProviderError[] = [];
+  return {
+    pool,
+    lanes,
+    appended,
+    providerErrors,
+    run: (options) =>
+      lanes.enqueue({
+        sessionKey: "s1",
+        priority: "human",
+        origin: "user",
+        run: (lane) =>
+          runAgent({
+            runId: "run-1",
+            sessionKey: "s1",
+            model: "claude-test",
+            system: "You are a test.",
+            messages: [{ role: "user", content: "hello" }],
+            tools,
+            workspaceDir: "/nonexistent",
+            maxTokens: 256,
+            maxToolCallsPerRun: 50,
+            lane,
+            logger: silentLogger(),
+            append: async (payloads) => void appended.push(...payloads),
+            onProviderError: (error) => void providerErrors.push(error),
+            ...options,
+          }),
+      }).done,
+  };
+}
+
+describe("runAgent", () => {
+  it("gives its model slot back while the provider waits to retry, and takes one before the retry", async () => {
+    const h = harness();
+    const slotsDuringWait: number[] = [];
+    const provider = new RetryingProvider(anthropic(), {
+      sleep: async () => void slotsDuringWait.push(h.pool.inUse),
+    });
+    sim.script({ error: { status: 429, retryAfterSeconds: 30 } }, { text: "after the wait" });
+    const result = await h.run({ provider });
+    expect(result.outcome).toBe("answered");
+    expect(result.final?.text).toBe("after the wait");
+    expect(slotsDuringWait).toEqual([0]);
+    expect(h.pool.inUse).toBe(0);
+    expect(result.modelCalls).toBe(2);
+    // The absorbed 429 is still reported (metrics count it).
+    expect(h.providerErrors.map((e) => e.kind)).toEqual(["rate_limit"]);
+  });
+
+  it("lets another session's call through while a retry waits", async () => {
+    const h = harness();
+    let releaseWait: () => void = () => {};
+    const waiting = new Promise<void>((resolve) => {
+      releaseWait = resolve;
+    });
+    const provider = new RetryingProvider(anthropic(), { sleep: () => waiting });
+    sim.script({ error: { status: 529 } }, { text: "first" }, { text: "second" });
+    const first = h.run({ provider });
+    await sim.waitForRequests(1, 5_000);
+    // With one slot in total, a second session can only call if the first gave its slot back.
+    const other = h.lanes.enqueue({
+      sessionKey: "s2",
+      priority: "human",
+      origin: "user",
+      run: async (lane) => {
+        const lease = await lane.acquireModelSlot();
+        lease.release();
+        return "got a slot";
+      },
+    }).done;
+    await expect(other).resolves.toBe("got a slot");
+    releaseWait();
+    expect((await first).outcome).toBe("answered");
+  });
+
+  it("bounds model calls when the model keeps calling tools after the budget is spent", async () => {
+    const tools = new ToolRegistry();
+    let toolRuns = 0;
+    tools.register({
+      name: "ping",
+      description: "ping",
+      parameters: { type: "object", properties: {} },
+      run: async () => {
+        toolRuns++;
+        return { content: "pong" };
+      },
+    });
+    const h = harness(tools);
+    sim.setDefault(() => ({ toolCalls: [{ name: "ping", args: {} }] }));
+    try {
+      const result = await h.run({ provider: anthropic(), maxToolCallsPerRun: 2 });
+      expect(toolRuns).toBe(2);
+      // Two calls within the budget, then one without tools; it called tools anyway: the end.
+      expect(result.modelCalls).toBe(3);
+      expect(result.outcome).toBe("failed");
+      expect(result.error).toBeInstanceOf(ToolLimitError);
+      const last = sim.requests.at(-1)?.body as { tools?: unknown[] };
+      expect(last.tools ?? []).toEqual([]);
+    } finally {
+      sim.setDefault(defaultResponder);
+    }
+  });
+
+  it("answers with the text the model gave alongside tool calls it made after the budget", async () => {
+    const tools = new ToolRegistry();
+    tools.register({
+      name: "ping",
+      description: "ping",
+      parameters: { type: "object", properties: {} },
+      run: async () => ({ content: "pong" }),
+    });
+    const h = harness(tools);
+    sim.script(
+      { toolCalls: [{ name: "ping", args: {} }] },
+      { text: "Here is what I found.", toolCalls: [{ name: "ping", args: {} }] },
+    );
+    const result = await h.run({ provider: anthropic(), maxToolCallsPerRun: 1 });
+    expect(result.outcome).toBe("answered");
+    expect(result.final).toEqual({ type: "assistant", text: "Here is what I found.", toolCalls: [] });
+    expect(result.modelCalls).toBe(2);
+  });
+
+  it("holds no slot while its tools run", async () => {
+    const tools = new ToolRegistry();
+    const h = harness(tools);
+    const slotsDuringTool: number[] = [];
+    tools.register({
+      name: "look",
+      description: "look",
+      parameters: { type: "object", properties: {} },
+      run: async () => {
+        slotsDuringTool.push(h.pool.inUse);
+        return { content: "seen" };
+      },
+    });
+    sim.script({ toolCalls: [{ name: "look", args: {} }] }, { text: "done" });
+    const result = await h.run({ provider: anthropic() });
+    expect(result.outcome).toBe("answered");
+    expect(slotsDuringTool).toEqual([0]);
+    expect(h.appended.map((p) => p.type)).toEqual(["assistant", "tool_result"]);
+  });
+});
