@@ -25,37 +25,47 @@ for (const protocol of ["openai", "anthropic"] as const) {
 
     it("answers 3 senders × 5 messages, each once, in per-sender order", async () => {
       const senders = ["ann", "bob", "cy"];
+      const before = sim.requests.length;
+      // Senders run in parallel; each sends its next message once the previous one is answered,
+      // so "message n" is the n-th thing that sender said (HTTP arrival order of concurrent
+      // POSTs is not defined, so a burst would have no order to check).
       const results = await Promise.all(
         senders.map(async (sender) => {
           const out: string[] = [];
-          // Each sender sends all five at once: the session lane must keep their order.
-          const responses = await Promise.all(
-            [1, 2, 3, 4, 5].map((n) => gw.chat(sender, `${sender} message ${n}`, `${sender}-${n}`)),
-          );
-          for (const r of responses) {
+          const sessionKeys = new Set<string | undefined>();
+          for (const n of [1, 2, 3, 4, 5]) {
+            const r = await gw.chat(sender, `${sender} message ${n}`, `${sender}-${n}`);
             expect(r.status).toBe(200);
             expect(r.body.state).toBe("answered");
             expect(r.body.replies).toHaveLength(1);
             out.push(r.body.replies?.[0]?.text ?? "");
+            sessionKeys.add(r.body.sessionKey);
           }
-          return { sender, out, sessionKey: responses[0]?.body.sessionKey };
+          return { sender, out, sessionKeys };
         }),
       );
-      for (const { sender, out, sessionKey } of results) {
-        expect(sessionKey).toBe(`agent:main:http:dm:${sender}`);
-        for (const [i, text] of out.entries()) expect(text).toContain(`${sender} message ${i + 1}`);
+      for (const { sender, out, sessionKeys } of results) {
+        expect([...sessionKeys]).toEqual([`agent:main:http:dm:${sender}`]);
+        // Each reply answers its own message.
+        for (const [i, text] of out.entries()) expect(text).toContain(`"${sender} message ${i + 1}"`);
       }
       const store = gw.running.store;
       expect((await store.inbox.countByState()).answered).toBe(15);
       expect((await store.outbox.countByState()).sent).toBe(15);
       expect((await store.runs.countByOutcome()).answered).toBe(15);
-      // Per-session order at the model: each sender's requests arrived in message order.
+      // At the model: one request per message (each answered once), and each session's history
+      // holds only its own sender's messages, in the order they were sent.
+      const bodies = sim.requests.slice(before).map((r) => JSON.stringify(r.body));
+      expect(bodies).toHaveLength(15);
       for (const sender of senders) {
-        const seen = sim.requests
-          .map((r) => JSON.stringify(r.body))
-          .map((b) => new RegExp(`${sender} message (\\d)(?![\\s\\S]*${sender} message)`).exec(b)?.[1])
-          .filter((x): x is string => x !== undefined);
-        expect(seen).toEqual(["1", "2", "3", "4", "5"]);
+        const mine = bodies.filter((b) => b.includes(`${sender} message`));
+        expect(mine).toHaveLength(5);
+        for (const [i, body] of mine.entries()) {
+          const said = [...body.matchAll(/(\w+) message (\d)/g)].map((m) => `${m[1]} ${m[2]}`);
+          // Every message so far appears (user text, then echoed in the reply), in order.
+          const firstSeen = [...new Set(said)];
+          expect(firstSeen).toEqual(Array.from({ length: i + 1 }, (_, k) => `${sender} ${k + 1}`));
+        }
       }
     });
 
@@ -154,6 +164,52 @@ describe("HTTP surface", () => {
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
     expect(text).toBe("Streamed hello from the agent.");
+  });
+
+  it("streams two concurrent completions of one sender each to its own reply, not both", async () => {
+    const client = new OpenAI({ apiKey: "unused", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const ask = async (content: string) => {
+      const stream = await client.chat.completions.create({
+        model: "switchyard",
+        user: "twin",
+        stream: true,
+        messages: [{ role: "user", content }],
+      });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      return text;
+    };
+    // Unscripted, the simulator echoes what it was told, so each reply names its own question.
+    const [first, second] = await Promise.all([ask("first twin question"), ask("second twin question")]);
+    expect(first.match(/Simulated reply/g)).toHaveLength(1);
+    expect(first).toContain('you said "first twin question"');
+    expect(second.match(/Simulated reply/g)).toHaveLength(1);
+    expect(second).toContain('you said "second twin question"');
+  });
+
+  it("streams two concurrent SSE chats of one sender without mixing their deltas", async () => {
+    const chat = async (text: string) => {
+      const res = await fetch(`${gw.url}/v1/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ sender: "sse-twin", text }),
+      });
+      const body = await res.text();
+      const deltas = [...body.matchAll(/event: delta\ndata: (.*)\n/g)]
+        .map((m) => (JSON.parse(m[1] ?? "{}") as { text: string }).text)
+        .join("");
+      const done = JSON.parse(/event: done\ndata: (.*)\n/.exec(body)?.[1] ?? "{}") as {
+        replies?: Array<{ text: string }>;
+      };
+      return { deltas, reply: done.replies?.[0]?.text ?? "" };
+    };
+    const results = await Promise.all([chat("left question"), chat("right question")]);
+    for (const [i, own] of ["left question", "right question"].entries()) {
+      const r = results[i];
+      expect(r?.reply).toContain(`you said "${own}"`);
+      // Live text is best effort, but whatever arrived belongs to this request's reply.
+      expect(r?.reply.startsWith(r?.deltas ?? "")).toBe(true);
+    }
   });
 
   it("answers chat commands without a model call", async () => {

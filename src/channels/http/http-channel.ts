@@ -11,15 +11,16 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RouteHandler } from "../../gateway/http-server.js";
 import { HttpError, readJsonBody, sendJson } from "../../gateway/http-server.js";
-import type {
-  AnswerSource,
-  Channel,
-  ChannelLimits,
-  ChatTarget,
-  InboundMessage,
-  InboundSink,
-  OutboundMessage,
-  SendReceipt,
+import {
+  type AnswerSource,
+  type Channel,
+  type ChannelLimits,
+  ChannelSendError,
+  type ChatTarget,
+  type InboundMessage,
+  type InboundSink,
+  type OutboundMessage,
+  type SendReceipt,
 } from "../types.js";
 
 /** Where the channel registers its routes. */
@@ -44,14 +45,31 @@ export interface HttpChannelOptions {
 
 type StreamWriter = (delta: string) => void;
 
+/** One request waiting for the answer to its message. */
+interface WaitingRequest {
+  /** Set once the message is committed (accepted or a duplicate of a committed one). */
+  inboxId: number | undefined;
+  /** Present when the request streams the live text. */
+  write: StreamWriter | undefined;
+}
+
+/**
+ * The HTTP and console channel (see the file header). Live text reaches exactly the requests
+ * waiting on the messages the running turn answers: streams are keyed by inbox id, never by
+ * sender, so two requests of one sender never see each other's tokens.
+ */
 export class HttpChannel implements Channel {
   readonly name: "http" | "console";
   readonly accountId = "default";
   readonly limits: ChannelLimits = { maxMessageChars: 100_000, formatting: "markdown" };
+  /** The waiting request (or the sender's mailbox) is the delivery: replies are `sent` at commit. */
+  readonly deliversOnCommit = true;
   readonly #o: HttpChannelOptions;
   #sink: InboundSink | undefined;
-  /** Open streaming responses by chat id (= sender). */
-  readonly #streams = new Map<string, Set<StreamWriter>>();
+  /** Requests in flight by the inbox id they wait for. */
+  readonly #byInbox = new Map<number, Set<WaitingRequest>>();
+  /** Requests in flight by sender, for deltas whose target names no inbox ids. */
+  readonly #bySender = new Map<string, Set<WaitingRequest>>();
 
   constructor(options: HttpChannelOptions) {
     this.#o = options;
@@ -64,22 +82,58 @@ export class HttpChannel implements Channel {
     }
   }
 
+  /** Starts intake (requests are answered 503 until then). A stopped channel may start again. */
   async start(sink: InboundSink): Promise<void> {
     this.#sink = sink;
   }
 
+  /** Stops intake: new requests are answered 503. Idempotent. */
   async stop(): Promise<void> {
     this.#sink = undefined;
   }
 
-  /** Delivery is the HTTP response (or the mailbox); the receipt is the outbox key. */
+  /**
+   * Delivery is the HTTP response (or the mailbox); the receipt is the outbox key, so a resend
+   * of the same chunk gets the same id. Throws ChannelSendError "transient" while stopped.
+   */
   async send(message: OutboundMessage): Promise<SendReceipt> {
+    if (!this.#sink) throw new ChannelSendError("transient", `the ${this.name} channel is not started`);
     return { platformMessageId: `${this.name}-${message.idempotencyKey}` };
   }
 
-  streamDelta(target: ChatTarget, delta: string): void {
-    const writers = this.#streams.get(target.chatId);
-    if (writers) for (const w of writers) w(delta);
+  /**
+   * Writes live text to the requests waiting on `target.inboxIds`. A target without inbox ids
+   * cannot say which request it answers: its text goes to the sender's request only when that
+   * is the sender's one request in flight, and is otherwise dropped (the final answer still
+   * arrives whole).
+   */
+  streamDelta(
+    target: ChatTarget & { recipientId?: string; inboxIds?: readonly number[] },
+    delta: string,
+  ): void {
+    if (target.inboxIds) {
+      for (const id of target.inboxIds) for (const r of this.#byInbox.get(id) ?? []) r.write?.(delta);
+      return;
+    }
+    const waiting = this.#bySender.get(target.recipientId ?? target.chatId);
+    if (waiting?.size !== 1) return;
+    for (const r of waiting) if (r.inboxId !== undefined) r.write?.(delta);
+  }
+
+  /** Registers a request of `sender`; `commit` files it under its inbox id, `done` removes it. */
+  #track(sender: string, write: StreamWriter | undefined) {
+    const request: WaitingRequest = { inboxId: undefined, write };
+    addTo(this.#bySender, sender, request);
+    return {
+      commit: (inboxId: number) => {
+        request.inboxId = inboxId;
+        addTo(this.#byInbox, inboxId, request);
+      },
+      done: () => {
+        removeFrom(this.#bySender, sender, request);
+        if (request.inboxId !== undefined) removeFrom(this.#byInbox, request.inboxId, request);
+      },
+    };
   }
 
   async #accept(sender: string, text: string, clientId: string | undefined) {
@@ -98,7 +152,13 @@ export class HttpChannel implements Channel {
       platformMessageId: clientId ?? randomUUID(),
       receivedAt: Date.now(),
     };
-    return sink.accept(message);
+    try {
+      return await sink.accept(message);
+    } catch (err) {
+      // Not committed (shutting down, store failure): the client must send it again.
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new HttpError(503, `the message was not taken (${reason}); send it again`, "unavailable");
+    }
   }
 
   #validate(
@@ -129,9 +189,11 @@ export class HttpChannel implements Channel {
     const { sender, text } = this.#validate(body, "sender", body.text);
     const clientId = typeof body.id === "string" && body.id.length > 0 ? body.id.slice(0, 200) : undefined;
     const wantsStream = (req.headers.accept ?? "").includes("text/event-stream");
-    const sse = wantsStream ? this.#openSse(res, sender) : undefined;
+    const sse = wantsStream ? this.#openSse(res) : undefined;
+    const request = this.#track(sender, sse?.write);
     try {
       const result = await this.#accept(sender, text, clientId);
+      if (result.status === "accepted" || result.status === "duplicate") request.commit(result.inboxId);
       if (result.status === "rejected") {
         if (sse) return sse.finish("error", { error: { code: "rejected", message: result.reason } });
         const status = /shutting down/.test(result.reason) ? 503 : 403;
@@ -152,7 +214,7 @@ export class HttpChannel implements Channel {
       if (sse) sse.finish("done", payload);
       else sendJson(res, 200, payload);
     } finally {
-      sse?.close();
+      request.done();
     }
   }
 
@@ -184,7 +246,7 @@ export class HttpChannel implements Channel {
     }
   }
 
-  #openSse(res: ServerResponse, chatId: string) {
+  #openSse(res: ServerResponse) {
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
@@ -193,29 +255,12 @@ export class HttpChannel implements Channel {
     const write: StreamWriter = (delta) => {
       res.write(`event: delta\ndata: ${JSON.stringify({ text: delta })}\n\n`);
     };
-    this.#addStream(chatId, write);
     return {
+      write,
       finish: (event: string, data: unknown) => {
         res.end(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       },
-      close: () => this.#removeStream(chatId, write),
     };
-  }
-
-  #addStream(chatId: string, writer: StreamWriter): void {
-    let set = this.#streams.get(chatId);
-    if (!set) {
-      set = new Set();
-      this.#streams.set(chatId, set);
-    }
-    set.add(writer);
-  }
-
-  #removeStream(chatId: string, writer: StreamWriter): void {
-    const set = this.#streams.get(chatId);
-    if (!set) return;
-    set.delete(writer);
-    if (set.size === 0) this.#streams.delete(chatId);
   }
 
   async #replies(res: ServerResponse, url: URL): Promise<void> {
@@ -244,18 +289,26 @@ export class HttpChannel implements Channel {
     const chunk = (delta: Record<string, unknown>, finish: string | null) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
-    let closeStream: (() => void) | undefined;
+    /** What this request has streamed so far. */
+    let streamed = "";
     if (stream) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       res.write(chunk({ role: "assistant", content: "" }, null));
-      const writer: StreamWriter = (delta) => res.write(chunk({ content: delta }, null));
-      this.#addStream(sender, writer);
-      closeStream = () => this.#removeStream(sender, writer);
     }
+    const request = this.#track(
+      sender,
+      stream
+        ? (delta) => {
+            streamed += delta;
+            res.write(chunk({ content: delta }, null));
+          }
+        : undefined,
+    );
     try {
       const result = await this.#accept(sender, text ?? "", undefined);
+      if (result.status === "accepted" || result.status === "duplicate") request.commit(result.inboxId);
       let replyText: string;
-      let streamed = false;
+      let answered = false;
       if (result.status === "rejected") {
         if (!stream)
           return sendJson(res, 403, {
@@ -268,10 +321,15 @@ export class HttpChannel implements Channel {
         const answer = await this.#wait(result.inboxId, req, res);
         if (!answer) return;
         replyText = answer.replies.join("\n\n");
-        streamed = answer.state === "answered";
+        answered = answer.state === "answered";
       }
       if (stream) {
-        if (!streamed) res.write(chunk({ content: replyText }, null));
+        // Live text may be missing (a delta that could not be routed) or cut short: the client
+        // gets the part of the reply not streamed yet. A failure notice is always written.
+        let rest = replyText;
+        if (answered && replyText.startsWith(streamed)) rest = replyText.slice(streamed.length);
+        else if (answered && streamed !== "") rest = ""; // text before tool calls was streamed too
+        if (rest !== "") res.write(chunk({ content: rest }, null));
         res.write(chunk({}, "stop"));
         res.end("data: [DONE]\n\n");
       } else {
@@ -285,9 +343,25 @@ export class HttpChannel implements Channel {
         });
       }
     } finally {
-      closeStream?.();
+      request.done();
     }
   }
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(value);
+}
+
+function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

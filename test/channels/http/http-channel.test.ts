@@ -1,0 +1,73 @@
+/**
+ * The HTTP channel's own promises beyond the channel contract: a message the gateway could not
+ * commit is answered 503 (send it again), and a resent chunk gets the same receipt.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { HttpChannel } from "../../../src/channels/http/http-channel.js";
+import type { AnswerSource, InboundSink } from "../../../src/channels/types.js";
+import { GatewayHttpServer } from "../../../src/gateway/http-server.js";
+import { silentLogger } from "../../../src/util/logger.js";
+
+const noAnswers: AnswerSource = {
+  waitForAnswer: async (inboxId) => ({ inboxId, state: "answered", replies: [] }),
+  listReplies: async () => [],
+};
+
+let server: GatewayHttpServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function setup(sink: InboundSink) {
+  server = new GatewayHttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
+  const channel = new HttpChannel({
+    name: "http",
+    server,
+    answers: noAnswers,
+    basePath: "/v1/chat",
+    openaiCompatible: true,
+  });
+  await server.listen();
+  await channel.start(sink);
+  return { channel, url: server.url };
+}
+
+describe("HTTP channel", () => {
+  it("answers 503 when the gateway could not commit the message", async () => {
+    const { url } = await setup({
+      accept: async () => {
+        throw new Error("the gateway is shutting down");
+      },
+    });
+    const res = await fetch(`${url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sender: "ann", text: "hello", id: "m-1" }),
+    });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      error: {
+        code: "unavailable",
+        message: "the message was not taken (the gateway is shutting down); send it again",
+      },
+    });
+  });
+
+  it("gives the same receipt for a resend of the same chunk", async () => {
+    const { channel } = await setup({
+      accept: async () => ({ status: "accepted", inboxId: 1, sessionKey: "s" }),
+    });
+    const message = {
+      channel: "http" as const,
+      accountId: "default",
+      chatId: "fay",
+      text: "hello",
+      idempotencyKey: "outbox-7",
+    };
+    const a = await channel.send(message);
+    expect(a.platformMessageId).toBe("http-outbox-7");
+    expect(await channel.send(message)).toEqual(a);
+  });
+});
