@@ -16,6 +16,10 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "lane-overhead", load: async () => (await import("./lane-overhead.js")).laneOverhead },
   { id: "chat-overhead", load: async () => (await import("./chat-overhead.js")).chatOverhead },
   { id: "chat-throughput", load: async () => (await import("./chat-throughput.js")).chatThroughput },
+  {
+    id: "telegram-throughput",
+    load: async () => (await import("./telegram-throughput.js")).telegramThroughput,
+  },
   { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },
   { id: "daemon-footprint", load: async () => (await import("./daemon-footprint.js")).daemonFootprint },
 ];

@@ -1,5 +1,6 @@
 /** Options every SDK-backed provider takes, validated once at construction. */
 import type { Logger } from "../../util/logger.js";
+import { httpFetch } from "./http-fetch.js";
 
 export interface SdkProviderOptions {
   /** API key. Required: passing it also keeps the SDK's own credential lookup (env, profiles) out. */
@@ -12,7 +13,7 @@ export interface SdkProviderOptions {
   simulated?: boolean;
   /** Where request failures are logged; default none. */
   logger?: Logger;
-  /** Transport seam; default the global fetch. */
+  /** Transport seam; default {@link httpFetch} (node:http keep-alive, cheaper than undici). */
   fetch?: typeof fetch;
 }
 
@@ -20,7 +21,7 @@ export interface SdkProviderOptions {
 export function checkSdkProviderOptions<T extends SdkProviderOptions>(
   name: string,
   options: T,
-): T & { requestTimeoutMs: number } {
+): T & { requestTimeoutMs: number; fetch: typeof fetch } {
   if (typeof options.apiKey !== "string" || options.apiKey === "") {
     throw new TypeError(`${name}.apiKey: got an empty value, expected a non-empty string`);
   }
@@ -28,5 +29,5 @@ export function checkSdkProviderOptions<T extends SdkProviderOptions>(
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
     throw new RangeError(`${name}.requestTimeoutMs: got ${requestTimeoutMs}, expected a positive integer`);
   }
-  return { ...options, requestTimeoutMs };
+  return { ...options, requestTimeoutMs, fetch: options.fetch ?? httpFetch };
 }
