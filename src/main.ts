@@ -3,6 +3,7 @@
  * start. The only module (with src/config and src/cli) that reads the environment.
  */
 import { mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { HttpChannel } from "./channels/http/http-channel.js";
@@ -18,6 +19,8 @@ import { LaneQueue } from "./gateway/lanes/lane-queue.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
 import { TurnRunner } from "./gateway/turn-runner.js";
+import { HeartbeatScheduler } from "./cron/heartbeat-scheduler.js";
+import { isHeartbeatChecklistEmpty } from "./harness/heartbeat.js";
 import { defaultTemplateDir, seedWorkspace } from "./harness/memory/workspace.js";
 import { AnthropicProvider } from "./harness/providers/anthropic.js";
 import { OpenAIProvider } from "./harness/providers/openai.js";
@@ -103,6 +106,8 @@ export interface RunningGateway {
   simulated: boolean;
   simulatorUrl: string | undefined;
   workspaceDir: string;
+  /** The heartbeat clock, when `heartbeat.everyMs` is not 0 (`beat()` fires one now). */
+  heartbeat: HeartbeatScheduler | undefined;
   /** Graceful stop: intake off, drain, abort, close. */
   stop(): Promise<void>;
 }
@@ -307,6 +312,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   await server.listen();
   for (const channel of gw.channels()) await channel.start(gw);
   gw.open();
+  const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, logger });
   logger.info(
     {
       url: server.url,
@@ -328,8 +334,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     simulated: provider.simulated,
     simulatorUrl: simulator?.url,
     workspaceDir,
+    heartbeat,
     stop: () => {
       stopping ??= (async () => {
+        heartbeat?.stop();
         const { drained } = await gw.shutdown(config.gateway.drainTimeoutMs);
         for (const channel of gw.channels()) await channel.stop();
         await server.close();
@@ -340,6 +348,38 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       return stopping;
     },
   };
+}
+
+/**
+ * Heartbeats: a background turn in `agent:<id>:heartbeat` every `heartbeat.everyMs`, following
+ * HEARTBEAT.md; while that file is missing or holds nothing to act on, no model call is made.
+ */
+function startHeartbeat(
+  config: Config,
+  deps: { workspaceDir: string; lanes: LaneQueue; turns: TurnRunner; store: Store; logger: Logger },
+): HeartbeatScheduler | undefined {
+  const { everyMs, target, ackMaxChars } = config.heartbeat;
+  if (everyMs === 0) return undefined;
+  const checklistPath = join(deps.workspaceDir, "HEARTBEAT.md");
+  const checklist = () => readFile(checklistPath, "utf8").catch(() => "");
+  const sessionKey = `agent:${config.agent.id}:heartbeat`;
+  const scheduler = new HeartbeatScheduler({
+    everyMs,
+    sessionKey,
+    lanes: deps.lanes,
+    isIdle: async () => isHeartbeatChecklistEmpty(await checklist()),
+    run: async (ctx) => {
+      const to = target === "last" ? ((await deps.store.sessions.latestTarget()) ?? null) : null;
+      await deps.turns.runHeartbeat(
+        sessionKey,
+        { checklist: await checklist(), target: to, ackMaxChars },
+        ctx,
+      );
+    },
+    logger: deps.logger.child({ name: "cron.heartbeat" }),
+  });
+  scheduler.start();
+  return scheduler;
 }
 
 async function statusSnapshot(

@@ -168,6 +168,23 @@ export const configSchema = z.strictObject({
       queueMode: z.enum(["followup", "collect", "steer"]).default("followup"),
     })
     .prefault({}),
+  heartbeat: z
+    .strictObject({
+      /**
+       * A background turn every this often in the heartbeat session, following HEARTBEAT.md;
+       * skipped without a model call while HEARTBEAT.md holds nothing to act on. 0 turns it off.
+       */
+      everyMs: z.number().int().min(0).default(1_800_000),
+      /** Where an alert goes: the chat that last addressed the agent directly, or nowhere. */
+      target: z.enum(["last", "none"]).default("last"),
+      /** An answer that says HEARTBEAT_OK with at most this many other characters is not sent. */
+      ackMaxChars: z.number().int().min(0).default(300),
+    })
+    .prefault({})
+    .refine((h) => h.everyMs === 0 || h.everyMs >= 60_000, {
+      message: "expected 0 (off) or at least 60000 (one minute)",
+      path: ["everyMs"],
+    }),
   outbox: z
     .strictObject({
       /** Replies older than this are expired instead of being sent late. */

@@ -1,17 +1,19 @@
 /**
- * Runs one turn of a session inside its lane: claim the session's queued messages, load and
- * repair the transcript, assemble the prompt, run the agent, and commit the answer (or the
- * failure notice) atomically with the inbox state. A turn aborted by shutdown commits nothing:
- * its messages stay `running` and are redone from the transcript after restart.
+ * Runs one turn of a session inside its lane: claim the session's queued messages (or, for a
+ * heartbeat, record its instruction), load and repair the transcript, assemble the prompt, run
+ * the agent, and commit the answer (or the failure notice) atomically with the inbox state. A
+ * turn aborted by shutdown commits nothing: its messages stay `running` and are redone from the
+ * transcript after restart.
  */
-import type { Channel, ChatTarget } from "../channels/types.js";
 import { chunkText } from "../channels/chunking.js";
+import type { Channel, ChatTarget } from "../channels/types.js";
+import { heartbeatDelivery, heartbeatTriggerText } from "../harness/heartbeat.js";
 import { assembleSystemPrompt } from "../harness/prompt.js";
 import { type ModelProvider, ZERO_USAGE } from "../harness/providers/types.js";
 import { type AgentRunResult, runAgent } from "../harness/run.js";
 import type { ToolRegistry } from "../harness/tools/registry.js";
 import { findOrphanedToolCalls, toChatMessages } from "../harness/transcript.js";
-import type { CommitTurn, InboxRecord, OutboxInsert, RunRecord, Store } from "../store/types.js";
+import type { CommitTurn, InboxRecord, OutboxInsert, RunRecord, RunTrigger, Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { Logger } from "../util/logger.js";
@@ -50,6 +52,30 @@ const TYPING_REFRESH_MS = 4_500;
 const COMMIT_ATTEMPTS = 8;
 const COMMIT_RETRY_MAX_MS = 15_000;
 
+/** One turn, whatever started it: what it answers, where replies go, how they are chosen. */
+interface TurnSpec {
+  sessionKey: string;
+  sessionId: string;
+  runId: string;
+  trigger: RunTrigger;
+  /** Where replies go; null: nowhere (the turn only updates the transcript). */
+  target: ChatTarget | null;
+  /** Inbox rows the turn answers; steer mode adds to it while the turn runs. */
+  inboxIds: number[];
+  replyTo?: string;
+  recipientId?: string;
+  /** Recorded as the session's last target (a direct chat). */
+  lastTarget?: ChatTarget;
+  steer: boolean;
+  /** Show typing while working (a person is waiting). */
+  typing: boolean;
+  /** The text of the final answer that is delivered; null: deliver nothing. */
+  deliver(answer: string): string | null;
+  /** Tell the chat when the turn fails (a person is waiting); false for background work. */
+  noticeOnFailure: boolean;
+  log: Logger;
+}
+
 export class TurnRunner {
   readonly #o: TurnRunnerOptions;
   constructor(options: TurnRunnerOptions) {
@@ -65,11 +91,8 @@ export class TurnRunner {
     mode: { collectAll: boolean; steer: boolean },
     lane: LaneTaskContext,
   ): Promise<void> {
-    const o = this.#o;
-    const { store, clock } = o;
-    const session = await store.sessions.get(sessionKey);
-    const sessionId = session?.sessionId ?? newId("ses");
-    if (!session) await store.sessions.ensure(sessionKey, sessionId, null, clock.now());
+    const { store, clock } = this.#o;
+    const sessionId = await this.#sessionId(sessionKey);
     const runId = newId("run");
     const claimed = await store.inbox.claim(
       sessionKey,
@@ -79,74 +102,96 @@ export class TurnRunner {
       clock.now(),
     );
     if (claimed.length === 0) return; // another turn (collect/steer) already took them
-    const inboxIds = claimed.map((r) => r.id);
     const last = claimed[claimed.length - 1] as InboxRecord;
+    const m = last.message;
     const target: ChatTarget = {
-      channel: last.message.channel,
-      accountId: last.message.accountId,
-      chatId: last.message.chatId,
-      ...(last.message.threadId ? { threadId: last.message.threadId } : {}),
+      channel: m.channel,
+      accountId: m.accountId,
+      chatId: m.chatId,
+      ...(m.threadId ? { threadId: m.threadId } : {}),
     };
-    const channel = o.channelFor(target);
-    const log = o.logger.child({ runId, sessionKey });
-    const startedAt = clock.now();
-    log.debug({ inboxIds, attempt: last.attempts }, "turn started");
+    const log = this.#o.logger.child({ runId, sessionKey });
+    log.debug({ inboxIds: claimed.map((r) => r.id), attempt: last.attempts }, "turn started");
+    await this.#execute(
+      {
+        sessionKey,
+        sessionId,
+        runId,
+        trigger: last.attempts > 1 ? "recovery" : "user",
+        target,
+        inboxIds: claimed.map((r) => r.id),
+        replyTo: m.platformMessageId,
+        recipientId: m.senderId,
+        ...(m.isDirect ? { lastTarget: target } : {}),
+        steer: mode.steer,
+        typing: true,
+        deliver: (answer) => (answer.trim() === "" ? null : answer),
+        noticeOnFailure: true,
+        log,
+      },
+      lane,
+    );
+  }
 
-    const stopTyping = this.#keepTyping(channel, target, lane.signal);
+  /**
+   * A heartbeat turn in `sessionKey`: its instruction and the `checklist` (HEARTBEAT.md) are
+   * recorded in the transcript, and only an answer that is more than an acknowledgement goes
+   * to `target`. A failure is logged and recorded, never sent to the person.
+   */
+  async runHeartbeat(
+    sessionKey: string,
+    options: { checklist: string; target: ChatTarget | null; ackMaxChars: number },
+    lane: LaneTaskContext,
+  ): Promise<void> {
+    const { store, clock } = this.#o;
+    const sessionId = await this.#sessionId(sessionKey);
+    const runId = newId("run");
+    const log = this.#o.logger.child({ runId, sessionKey, trigger: "heartbeat" });
+    await store.transcript.append(
+      sessionKey,
+      sessionId,
+      runId,
+      [{ type: "trigger", origin: "heartbeat", text: heartbeatTriggerText(options.checklist) }],
+      clock.now(),
+    );
+    await this.#execute(
+      {
+        sessionKey,
+        sessionId,
+        runId,
+        trigger: "heartbeat",
+        target: options.target,
+        // The target is a direct chat: its chat id names the person (the HTTP mailbox key).
+        ...(options.target ? { recipientId: options.target.chatId } : {}),
+        inboxIds: [],
+        steer: false,
+        typing: false,
+        deliver: (answer) => heartbeatDelivery(answer, options.ackMaxChars),
+        noticeOnFailure: false,
+        log,
+      },
+      lane,
+    );
+  }
+
+  async #sessionId(sessionKey: string): Promise<string> {
+    const { store, clock } = this.#o;
+    const session = await store.sessions.get(sessionKey);
+    if (session) return session.sessionId;
+    return (await store.sessions.ensure(sessionKey, newId("ses"), null, clock.now())).sessionId;
+  }
+
+  async #execute(spec: TurnSpec, lane: LaneTaskContext): Promise<void> {
+    const o = this.#o;
+    const { clock } = o;
+    const { sessionKey, runId, target, log } = spec;
+    const channel = target ? o.channelFor(target) : undefined;
+    const startedAt = clock.now();
+    const stopTyping = spec.typing && target ? this.#keepTyping(channel, target, lane.signal) : () => {};
     try {
       let result: AgentRunResult;
       try {
-        result = await (async () => {
-          const tail = await store.transcript.tail(sessionKey, sessionId, o.historyLimit);
-          const repairs = findOrphanedToolCalls(tail);
-          if (repairs.length > 0) {
-            log.warn(
-              { count: repairs.length },
-              "transcript repair: tool calls left without results by an interruption",
-            );
-            await store.transcript.append(sessionKey, sessionId, runId, repairs, clock.now());
-          }
-          const prompt = await assembleSystemPrompt({
-            workspaceDir: o.workspaceDir,
-            maxCharsPerFile: o.bootstrapMaxChars,
-            maxTotalChars: o.bootstrapTotalMaxChars,
-          });
-          return await runAgent({
-            runId,
-            sessionKey,
-            provider: o.provider,
-            model: o.model,
-            system: prompt.text,
-            messages: toChatMessages(tail),
-            tools: o.tools,
-            workspaceDir: o.workspaceDir,
-            maxTokens: o.maxTokens,
-            maxToolCallsPerRun: o.maxToolCallsPerRun,
-            lane,
-            logger: log,
-            append: (payloads) =>
-              store.transcript.append(sessionKey, sessionId, runId, payloads, clock.now()),
-            takeSteered: !mode.steer
-              ? undefined
-              : async () => {
-                  const more = await store.inbox.claim(
-                    sessionKey,
-                    sessionId,
-                    runId,
-                    { all: true },
-                    clock.now(),
-                  );
-                  for (const r of more) inboxIds.push(r.id);
-                  return more.map((r) => r.message.text);
-                },
-            onProviderError: (error) =>
-              o.metrics.providerErrors.inc({ provider: error.provider ?? o.provider.id, kind: error.kind }),
-            onTextDelta: channel?.streamDelta
-              ? (delta) =>
-                  channel.streamDelta?.({ ...target, recipientId: last.message.senderId, inboxIds }, delta)
-              : undefined,
-          });
-        })();
+        result = await this.#runAgent(spec, channel, lane);
       } catch (err) {
         // A bug or a broken store must not strand the claimed messages in `running`:
         // the person gets the failure notice like for any other failed turn.
@@ -160,17 +205,11 @@ export class TurnRunner {
         return;
       }
       const durationMs = clock.now() - startedAt;
-      const base: Omit<OutboxInsert, "text" | "seq" | "kind"> = {
-        target,
-        replyTo: last.message.platformMessageId,
-        recipientId: last.message.senderId,
-        ...(channel?.deliversOnCommit ? { delivered: true } : {}),
-      };
       const run: RunRecord = {
         runId,
         sessionKey,
-        trigger: last.attempts > 1 ? "recovery" : "user",
-        channel: target.channel,
+        trigger: spec.trigger,
+        channel: target?.channel ?? null,
         provider: o.provider.id,
         model: o.model,
         startedAt,
@@ -182,31 +221,13 @@ export class TurnRunner {
         errorKind: null,
         error: null,
       };
-      let committed: boolean | "unsaved";
-      let replies: string[];
-      if (result.outcome === "answered" && result.final) {
-        // An empty answer is a deliberate silence (nothing to say): answered, nothing sent.
-        replies =
-          result.final.text.trim() === ""
-            ? []
-            : channel?.prepare
-              ? channel.prepare(result.final.text)
-              : chunkText(result.final.text, channel?.limits.maxMessageChars ?? 4000);
-        if (replies.length === 0) log.info("the model answered with no text; nothing is sent");
-        committed = await this.#commit(
-          {
-            sessionKey,
-            sessionId,
-            runId,
-            inboxIds,
-            inboxState: "answered",
-            events: [result.final],
-            outbox: replies.map((text, seq) => ({ ...base, text, seq, kind: "reply" as const })),
-            run,
-          },
-          lane.signal,
-          log,
-        );
+      const answered = result.outcome === "answered" && result.final !== null;
+      let text: string | null;
+      let turn: Omit<CommitTurn, "outbox">;
+      if (answered && result.final) {
+        text = spec.deliver(result.final.text);
+        if (text === null) log.info("nothing to deliver for this turn's answer");
+        turn = { ...this.#turnBase(spec, run), inboxState: "answered", events: [result.final] };
       } else {
         const notice = failureNotice(result.error, o.progressTimeoutMs);
         if (result.error instanceof LaneAbortedError && result.error.reason === "user_stop")
@@ -214,52 +235,137 @@ export class TurnRunner {
         if (notice.kind === "progress_timeout") run.outcome = "timeout";
         run.errorKind = notice.kind;
         run.error = result.error?.message ?? null;
-        replies = channel?.prepare ? channel.prepare(notice.text) : [notice.text];
-        committed = await this.#commit(
-          {
-            sessionKey,
-            sessionId,
-            runId,
-            inboxIds,
-            inboxState: "failed",
-            error: `${notice.kind}: ${result.error?.message ?? "unknown"}`,
-            events: [{ type: "notice", text: notice.text }],
-            outbox: replies.map((text, seq) => ({ ...base, text, seq, kind: "notice" as const })),
-            run,
-          },
-          lane.signal,
-          log,
-        );
+        text = spec.noticeOnFailure ? notice.text : null;
+        if (!spec.noticeOnFailure)
+          log.warn({ errorKind: notice.kind, err: run.error }, "background turn failed");
+        turn = {
+          ...this.#turnBase(spec, run),
+          inboxState: "failed",
+          error: `${notice.kind}: ${result.error?.message ?? "unknown"}`,
+          events: [{ type: "notice", text: notice.text }],
+        };
       }
+      const replies = text === null || !target ? [] : this.#chunks(channel, text, answered);
+      const kind = answered ? ("reply" as const) : ("notice" as const);
+      const base: Omit<OutboxInsert, "text" | "seq" | "kind"> | null = target
+        ? {
+            target,
+            ...(spec.replyTo ? { replyTo: spec.replyTo } : {}),
+            ...(spec.recipientId ? { recipientId: spec.recipientId } : {}),
+            ...(channel?.deliversOnCommit ? { delivered: true } : {}),
+          }
+        : null;
+      const outbox = base ? replies.map((chunk, seq) => ({ ...base, text: chunk, seq, kind })) : [];
+      const committed = await this.#commit({ ...turn, outbox }, lane.signal, log);
       if (committed === "unsaved") {
-        o.onUnsaved(inboxIds);
+        o.onUnsaved(spec.inboxIds);
         return;
       }
       if (!committed) {
-        log.warn({ inboxIds }, "turn result discarded: its messages were finished by another run");
+        log.warn(
+          { inboxIds: spec.inboxIds },
+          "turn result discarded: its messages were finished by another run",
+        );
         return;
       }
-      o.metrics.runs.inc({ trigger: run.trigger, outcome: run.outcome });
-      o.metrics.runDuration.observe(durationMs / 1000);
-      const labels = { provider: o.provider.id, model: o.model };
-      o.metrics.tokens.inc({ ...labels, type: "input" }, result.usage.inputTokens);
-      o.metrics.tokens.inc({ ...labels, type: "output" }, result.usage.outputTokens);
-      o.metrics.tokens.inc({ ...labels, type: "cache_read" }, result.usage.cacheReadTokens);
-      o.metrics.tokens.inc({ ...labels, type: "cache_write" }, result.usage.cacheWriteTokens);
-      log.info(
-        {
-          outcome: run.outcome,
-          durationMs,
-          toolCalls: result.toolCalls,
-          usage: result.usage,
-          errorKind: run.errorKind,
-        },
-        "turn finished",
-      );
-      o.onCommitted(inboxIds, run.outcome === "answered" ? "answered" : "failed", replies);
+      this.#record(run, result, durationMs, log);
+      o.onCommitted(spec.inboxIds, run.outcome === "answered" ? "answered" : "failed", replies);
     } finally {
       stopTyping();
     }
+  }
+
+  async #runAgent(
+    spec: TurnSpec,
+    channel: Channel | undefined,
+    lane: LaneTaskContext,
+  ): Promise<AgentRunResult> {
+    const o = this.#o;
+    const { store, clock } = o;
+    const { sessionKey, sessionId, runId, target, log, inboxIds } = spec;
+    const tail = await store.transcript.tail(sessionKey, sessionId, o.historyLimit);
+    const repairs = findOrphanedToolCalls(tail);
+    if (repairs.length > 0) {
+      log.warn(
+        { count: repairs.length },
+        "transcript repair: tool calls left without results by an interruption",
+      );
+      await store.transcript.append(sessionKey, sessionId, runId, repairs, clock.now());
+    }
+    const prompt = await assembleSystemPrompt({
+      workspaceDir: o.workspaceDir,
+      maxCharsPerFile: o.bootstrapMaxChars,
+      maxTotalChars: o.bootstrapTotalMaxChars,
+    });
+    const stream = channel?.streamDelta && target ? channel.streamDelta.bind(channel) : undefined;
+    const recipientId = spec.recipientId;
+    return runAgent({
+      runId,
+      sessionKey,
+      provider: o.provider,
+      model: o.model,
+      system: prompt.text,
+      messages: toChatMessages(tail),
+      tools: o.tools,
+      workspaceDir: o.workspaceDir,
+      maxTokens: o.maxTokens,
+      maxToolCallsPerRun: o.maxToolCallsPerRun,
+      lane,
+      logger: log,
+      append: (payloads) => store.transcript.append(sessionKey, sessionId, runId, payloads, clock.now()),
+      takeSteered: !spec.steer
+        ? undefined
+        : async () => {
+            const more = await store.inbox.claim(sessionKey, sessionId, runId, { all: true }, clock.now());
+            for (const r of more) inboxIds.push(r.id);
+            return more.map((r) => r.message.text);
+          },
+      onProviderError: (error) =>
+        o.metrics.providerErrors.inc({ provider: error.provider ?? o.provider.id, kind: error.kind }),
+      // `inboxIds` is the live array: messages steered in later get the rest of the text.
+      onTextDelta:
+        stream && target && spec.typing
+          ? (delta) => stream({ ...target, ...(recipientId ? { recipientId } : {}), inboxIds }, delta)
+          : undefined,
+    });
+  }
+
+  #turnBase(spec: TurnSpec, run: RunRecord): Omit<CommitTurn, "outbox" | "inboxState" | "events"> {
+    return {
+      sessionKey: spec.sessionKey,
+      sessionId: spec.sessionId,
+      runId: spec.runId,
+      inboxIds: spec.inboxIds,
+      run,
+      ...(spec.lastTarget ? { lastTarget: spec.lastTarget } : {}),
+    };
+  }
+
+  /** The chunks the channel sends for `text` (an answer, or a notice that is never split). */
+  #chunks(channel: Channel | undefined, text: string, answer: boolean): string[] {
+    if (channel?.prepare) return channel.prepare(text);
+    return answer ? chunkText(text, channel?.limits.maxMessageChars ?? 4000) : [text];
+  }
+
+  #record(run: RunRecord, result: AgentRunResult, durationMs: number, log: Logger): void {
+    const { metrics, provider, model } = this.#o;
+    metrics.runs.inc({ trigger: run.trigger, outcome: run.outcome });
+    metrics.runDuration.observe(durationMs / 1000);
+    const labels = { provider: provider.id, model };
+    metrics.tokens.inc({ ...labels, type: "input" }, result.usage.inputTokens);
+    metrics.tokens.inc({ ...labels, type: "output" }, result.usage.outputTokens);
+    metrics.tokens.inc({ ...labels, type: "cache_read" }, result.usage.cacheReadTokens);
+    metrics.tokens.inc({ ...labels, type: "cache_write" }, result.usage.cacheWriteTokens);
+    log.info(
+      {
+        outcome: run.outcome,
+        durationMs,
+        toolCalls: result.toolCalls,
+        usage: result.usage,
+        errorKind: run.errorKind,
+      },
+      "turn finished",
+    );
   }
 
   /**
@@ -281,7 +387,7 @@ export class TurnRunner {
             : "could not save the turn; retrying",
         );
         if (giveUp) return "unsaved";
-        await sleep(Math.min(COMMIT_RETRY_MAX_MS, 250 * 2 ** attempt));
+        await sleep(Math.min(COMMIT_RETRY_MAX_MS, 250 * 2 ** attempt), signal);
       }
     }
   }
@@ -302,8 +408,17 @@ export class TurnRunner {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`; resolves early when `signal` aborts for shutdown (the caller then gives up). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 function isShutdown(error: Error | null, signal: AbortSignal): boolean {

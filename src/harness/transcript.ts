@@ -38,11 +38,12 @@ export function findOrphanedToolCalls(events: readonly TranscriptEvent[]): Trans
 /**
  * Converts transcript events to provider messages. Tool results are placed right after the
  * assistant message that asked for them; a history cut in the middle (the tail window) is
- * trimmed to start at a user message, so no result appears without its call.
+ * trimmed to start at a user message (or a scheduled trigger), so no result appears without
+ * its call. A trigger (a heartbeat's instruction) is read as a user message.
  */
 export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[] {
   const payloads = events.map((e) => e.payload);
-  const start = payloads.findIndex((p) => p.type === "user");
+  const start = payloads.findIndex((p) => p.type === "user" || p.type === "trigger");
   if (start < 0) return [];
   const out: ChatMessage[] = [];
   const results = new Map<string, Extract<TranscriptPayload, { type: "tool_result" }>>();
@@ -51,6 +52,9 @@ export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[
     switch (p.type) {
       case "user":
         out.push({ role: "user", content: userContent(p) });
+        break;
+      case "trigger":
+        out.push({ role: "user", content: p.text });
         break;
       case "assistant": {
         out.push({ role: "assistant", content: p.text, toolCalls: p.toolCalls });

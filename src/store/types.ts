@@ -170,6 +170,11 @@ export interface SessionRepo {
   /** Starts a fresh session id under the key (`/new`). */
   reset(sessionKey: string, newSessionId: string, now: number): Promise<SessionRecord>;
   count(): Promise<number>;
+  /**
+   * The chat the agent was most recently addressed from directly (the newest `lastTarget` of
+   * any session), where scheduled work (heartbeats) reports; undefined before any.
+   */
+  latestTarget(): Promise<ChatTarget | undefined>;
 }
 
 /** Everything a run records, in order. A tagged union, stored as JSON. */
@@ -197,7 +202,9 @@ export type TranscriptPayload =
       isError: boolean;
       synthetic?: boolean;
     }
-  | { type: "notice"; text: string };
+  | { type: "notice"; text: string }
+  /** Scheduled work that started a turn with no message from a person (a heartbeat). */
+  | { type: "trigger"; origin: "heartbeat"; text: string };
 
 export interface TranscriptEvent {
   id: number;
@@ -322,6 +329,8 @@ export interface CommitTurn {
   events: TranscriptPayload[];
   outbox: OutboxInsert[];
   run: RunRecord;
+  /** A direct chat this turn answered: recorded as the session's `lastTarget`. */
+  lastTarget?: ChatTarget;
 }
 
 /** The whole store. */

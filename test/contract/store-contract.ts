@@ -279,6 +279,30 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         expect(await store.inbox.requeueInterrupted(T0 + 60)).toBe(0);
       });
 
+      it("latestTarget is the direct chat a committed turn recorded last", async () => {
+        expect(await store.sessions.latestTarget()).toBeUndefined();
+        for (const [key, chatId, at] of [
+          ["s:a", "chat-a", T0 + 1],
+          ["s:b", "chat-b", T0 + 2],
+        ] as const) {
+          await store.sessions.ensure(key, `ses-${chatId}`, null, T0);
+          const record = await enqueue(store, key);
+          await store.inbox.claim(key, `ses-${chatId}`, `run-${chatId}`, { all: false }, T0);
+          const committed = await store.commitTurn(
+            {
+              ...turn(`run-${chatId}`, [record.id]),
+              sessionKey: key,
+              sessionId: `ses-${chatId}`,
+              lastTarget: chat(chatId),
+            },
+            at,
+          );
+          expect(committed).toBe(true);
+        }
+        expect(await store.sessions.latestTarget()).toEqual(chat("chat-b"));
+        expect((await store.sessions.get("s:a"))?.lastTarget).toEqual(chat("chat-a"));
+      });
+
       it("rejectWithReply rejects a received row and commits its reply rows, once", async () => {
         const record = (await store.inbox.receive(inbound(), "A", T0)).record;
         const rows = [reply("code part 1"), { ...reply("code part 2"), seq: 1 }];

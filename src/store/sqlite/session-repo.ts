@@ -29,6 +29,8 @@ export class SqliteSessionRepo implements SessionRepo {
   readonly #reset: Statement<[{ sessionKey: string; sessionId: string; now: number }]>;
   readonly #byKey: Statement<[string], SessionRow>;
   readonly #count: Statement<[], { n: number }>;
+  readonly #latestTarget: Statement<[], { last_target: string }>;
+  readonly #setTarget: Statement<[string, number, string]>;
 
   constructor(db: Database, path: string) {
     this.#db = db;
@@ -46,6 +48,22 @@ export class SqliteSessionRepo implements SessionRepo {
     );
     this.#byKey = db.prepare("SELECT * FROM sessions WHERE session_key = ?");
     this.#count = db.prepare("SELECT COUNT(*) AS n FROM sessions");
+    this.#latestTarget = db.prepare(
+      "SELECT last_target FROM sessions WHERE last_target IS NOT NULL ORDER BY updated_at DESC, rowid DESC LIMIT 1",
+    );
+    this.#setTarget = db.prepare("UPDATE sessions SET last_target = ?, updated_at = ? WHERE session_key = ?");
+  }
+
+  async latestTarget(): Promise<ChatTarget | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#latestTarget.get();
+      return row ? (JSON.parse(row.last_target) as ChatTarget) : undefined;
+    });
+  }
+
+  /** For commitTurn, inside its transaction: the chat this session was last addressed from. */
+  setLastTargetInTransaction(sessionKey: string, target: ChatTarget, now: number): void {
+    this.#setTarget.run(JSON.stringify(target), now, sessionKey);
   }
 
   async ensure(

@@ -92,6 +92,7 @@ export class SqliteStore implements Store {
       this.inbox.finishInTransaction(id, turn.runId, turn.inboxState, turn.error ?? null, now);
     this.runs.insertInTransaction(turn.run, now);
     this.usage.addRunInTransaction(turn.run);
+    if (turn.lastTarget) this.sessions.setLastTargetInTransaction(turn.sessionKey, turn.lastTarget, now);
     return true;
   }
 }

@@ -1,0 +1,96 @@
+/**
+ * The heartbeat clock with fake timers and a real LaneQueue: beats on a fixed cadence, skips
+ * while the checklist is empty, runs as background work, and coalesces a beat still waiting.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { HeartbeatScheduler } from "../../src/cron/heartbeat-scheduler.js";
+import { GlobalLane } from "../../src/gateway/lanes/global-lane.js";
+import { LaneQueue, type LaneQueueEvent } from "../../src/gateway/lanes/lane-queue.js";
+import { silentLogger } from "../../src/util/logger.js";
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function setup(options: { idle?: boolean; runMs?: number } = {}) {
+  const events: LaneQueueEvent[] = [];
+  const lanes = new LaneQueue({
+    pool: new GlobalLane({ maxConcurrent: 2, reservedForHuman: 1 }),
+    onEvent: (e) => events.push(e),
+  });
+  let runs = 0;
+  const scheduler = new HeartbeatScheduler({
+    everyMs: 60_000,
+    sessionKey: "agent:main:heartbeat",
+    lanes,
+    isIdle: async () => options.idle ?? false,
+    run: async (ctx) => {
+      runs++;
+      const lease = await ctx.acquireModelSlot();
+      await new Promise((r) => setTimeout(r, options.runMs ?? 10));
+      lease.release();
+    },
+    logger: silentLogger(),
+  });
+  return { scheduler, events, lanes, runs: () => runs };
+}
+
+describe("HeartbeatScheduler", () => {
+  it("beats every everyMs as a background heartbeat task, and stops", async () => {
+    const { scheduler, events, runs } = setup();
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(runs()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(runs()).toBe(1);
+    expect(events.find((e) => e.type === "enqueued")).toMatchObject({
+      sessionKey: "agent:main:heartbeat",
+      priority: "background",
+      origin: "heartbeat",
+    });
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(runs()).toBe(3);
+    scheduler.stop();
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(runs()).toBe(3);
+  });
+
+  it("skips without running anything while the checklist is empty", async () => {
+    const { scheduler, runs } = setup({ idle: true });
+    expect(await scheduler.beat()).toBe("skipped_idle");
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(180_000);
+    expect(runs()).toBe(0);
+    scheduler.stop();
+  });
+
+  it("coalesces a beat with one still waiting behind a running heartbeat", async () => {
+    const { scheduler, runs } = setup({ runMs: 200_000 });
+    expect(await scheduler.beat()).toBe("enqueued"); // starts at once, runs long
+    expect(await scheduler.beat()).toBe("enqueued"); // waits behind it
+    expect(await scheduler.beat()).toBe("coalesced"); // merges with the waiting one
+    await vi.advanceTimersByTimeAsync(500_000);
+    expect(runs()).toBe(2);
+  });
+
+  it("refuses a bad interval", () => {
+    expect(() => setup().scheduler && new HeartbeatScheduler({ ...baseOptions(), everyMs: 0 })).toThrow(
+      /everyMs must be a positive integer, got 0/,
+    );
+  });
+});
+
+function baseOptions() {
+  return {
+    everyMs: 1,
+    sessionKey: "k",
+    lanes: new LaneQueue({ pool: new GlobalLane({ maxConcurrent: 1, reservedForHuman: 0 }) }),
+    isIdle: async () => false,
+    run: async () => {},
+    logger: silentLogger(),
+  };
+}
