@@ -86,7 +86,8 @@ describe("start-up recovery", () => {
     sim.script({ text: "Your notes are empty." });
     gw = await startTestGateway(simulatorConfig(sim, "anthropic"), { home });
     const [request] = await sim.waitForRequests(1, 10_000);
-    const messages = (request?.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    const body = request?.body as { messages: Array<{ role: string; content: unknown }> } | undefined;
+    const messages = body?.messages ?? [];
     const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
     expect(blocks).toContainEqual(
       expect.objectContaining({

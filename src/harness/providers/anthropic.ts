@@ -122,6 +122,8 @@ export class AnthropicProvider implements ModelProvider {
           baseURL: this.#options.baseUrl ?? "https://api.anthropic.com",
           timeout: this.#options.requestTimeoutMs,
           maxRetries: 0,
+          // No OpenTelemetry spans or trace headers: the gateway records its own run metrics.
+          openTelemetry: false,
           ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}),
         }),
     );

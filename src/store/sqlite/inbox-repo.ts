@@ -97,7 +97,11 @@ export class SqliteInboxRepo implements InboxRepo {
     this.#unfinished = db.prepare(
       "SELECT * FROM inbox WHERE state IN ('received', 'queued', 'running') ORDER BY id",
     );
-    this.#requeue = db.prepare("UPDATE inbox SET state = 'queued', updated_at = ? WHERE state = 'running'");
+    // The IN term lets the planner use the partial index inbox_unfinished.
+    this.#requeue = db.prepare(
+      `UPDATE inbox SET state = 'queued', updated_at = ?
+       WHERE state IN ('received', 'queued', 'running') AND state = 'running'`,
+    );
     this.#queuedSessions = db.prepare(
       "SELECT session_key FROM inbox WHERE state = 'queued' GROUP BY session_key ORDER BY MIN(id)",
     );

@@ -69,6 +69,8 @@ export class SqliteOutboxRepo implements OutboxRepo {
   readonly #forInbox: Statement<[number], OutboxRow>;
   readonly #sentFor: Statement<[string, string, number, number], OutboxRow>;
   readonly #byState: Statement<[OutboxState, number], OutboxRow>;
+  /** listByState("dead"): a literal state, so the partial index outbox_dead serves it. */
+  readonly #dead: Statement<[number], OutboxRow>;
   readonly #countByState: Statement<[], { state: OutboxState; n: number }>;
   readonly #nextDue: Statement<[], { at: number | null }>;
 
@@ -113,8 +115,9 @@ export class SqliteOutboxRepo implements OutboxRepo {
        WHERE state = 'pending' AND created_at < ?
        RETURNING *`,
     );
+    // The IN term lets the planner use the partial index outbox_chat_unsent.
     this.#resetSending = db.prepare(
-      "UPDATE outbox SET state = 'pending', updated_at = ? WHERE state = 'sending'",
+      "UPDATE outbox SET state = 'pending', updated_at = ? WHERE state IN ('pending', 'sending') AND state = 'sending'",
     );
     this.#byId = db.prepare("SELECT * FROM outbox WHERE id = ?");
     this.#forInbox = db.prepare("SELECT * FROM outbox WHERE inbox_id = ? ORDER BY id");
@@ -123,6 +126,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
        ORDER BY id LIMIT ?`,
     );
     this.#byState = db.prepare("SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?");
+    this.#dead = db.prepare("SELECT * FROM outbox WHERE state = 'dead' ORDER BY id LIMIT ?");
     this.#countByState = db.prepare("SELECT state, COUNT(*) AS n FROM outbox GROUP BY state");
     // The same chat condition as #due: a row waiting behind an earlier unsent row is not due,
     // whatever its own next_attempt_at says.
@@ -195,7 +199,10 @@ export class SqliteOutboxRepo implements OutboxRepo {
   }
 
   async listByState(state: OutboxState, limit: number): Promise<OutboxRecord[]> {
-    return guard(this.#path, () => this.#byState.all(state, Math.max(0, limit)).map(toOutboxRecord));
+    const n = Math.max(0, limit);
+    return guard(this.#path, () =>
+      (state === "dead" ? this.#dead.all(n) : this.#byState.all(state, n)).map(toOutboxRecord),
+    );
   }
 
   async countByState(): Promise<Record<OutboxState, number>> {
