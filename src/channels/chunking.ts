@@ -45,10 +45,23 @@ function fenceFits(line: string, maxChars: number): boolean {
   return 2 * line.length + 2 + 16 <= maxChars;
 }
 
-/** The best place to cut `text` so the head is at most `max` characters, past `min`. */
+/**
+ * The best place to cut `text` so the head is at most `max` characters, past `min`: the last
+ * paragraph break, else line break, else space in the window. A cut inside a fenced code block
+ * that would fit whole in a chunk is avoided: the cut moves outside it (before the block when
+ * nothing later is possible), so only a block longer than the limit is ever split.
+ */
 function pickCut(text: string, max: number, min: number): number {
   const window = text.slice(0, max + 1);
   const floor = Math.max(min + 1, Math.floor(max * 0.3));
+  // Blocks that fit in one chunk and do not start the chunk's continuation (a reopened fence).
+  const whole = fencedBlocks(text).filter((b) => b.start >= min && b.end - b.start <= max);
+  const inside = (at: number) => whole.find((b) => b.start < at && at < b.end);
+  for (const separator of ["\n\n", "\n", " "]) {
+    for (let at = window.lastIndexOf(separator); at >= floor; at = window.lastIndexOf(separator, at - 1)) {
+      if (!inside(at)) return at;
+    }
+  }
   let cut = window.lastIndexOf("\n\n");
   if (cut < floor) cut = window.lastIndexOf("\n");
   if (cut < floor) cut = window.lastIndexOf(" ");
@@ -57,7 +70,32 @@ function pickCut(text: string, max: number, min: number): number {
     const code = text.charCodeAt(cut - 1);
     if (code >= 0xd800 && code <= 0xdbff && cut - 1 > min) cut--;
   }
-  return cut;
+  // Nothing outside the block at or past the floor: cut before the block, however early.
+  const block = inside(cut);
+  return block && block.start > min ? block.start : cut;
+}
+
+/** Where each fenced code block of `text` runs: from its opening line to the end of its closing one. */
+function fencedBlocks(text: string): Array<{ start: number; end: number }> {
+  const blocks: Array<{ start: number; end: number }> = [];
+  let open: { marker: string; start: number } | undefined;
+  let offset = 0;
+  for (const line of text.split("\n")) {
+    const m = FENCE_LINE.exec(line);
+    if (m) {
+      const marker = m[1] as string;
+      const info = m[2] as string;
+      if (!open) {
+        if (!(marker[0] === "`" && info.includes("`"))) open = { marker, start: offset };
+      } else if (marker[0] === open.marker[0] && marker.length >= open.marker.length && !info.trim()) {
+        blocks.push({ start: open.start, end: offset + line.length });
+        open = undefined;
+      }
+    }
+    offset += line.length + 1;
+  }
+  if (open) blocks.push({ start: open.start, end: text.length });
+  return blocks;
 }
 
 interface OpenFence {

@@ -83,6 +83,12 @@ export interface ChannelLimits {
  */
 export interface InboundSink {
   accept(message: InboundMessage): Promise<AcceptResult>;
+  /**
+   * Whether a message like this one (its sender, chat and mention) would reach the agent; no
+   * side effects (no pairing code is issued). Channels ask before intake work that only an
+   * admitted message deserves, such as downloading its attachments. Absent: assume yes.
+   */
+  admits?(message: InboundMessage): Promise<boolean>;
 }
 
 /** The router's verdict on an inbound message. */

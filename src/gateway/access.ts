@@ -12,6 +12,8 @@ import type { Logger } from "../util/logger.js";
 /** Decides whether a sender may reach the agent. */
 export interface AccessPolicy {
   check(message: InboundMessage): Promise<AccessVerdict>;
+  /** Whether `check` would allow the message, without its side effects (no pairing code). */
+  admits?(message: InboundMessage): Promise<boolean>;
   /** How many unaddressed group messages a mentioned run sees (0: none). */
   readonly groupHistoryLimit: number;
 }
@@ -70,6 +72,15 @@ export class ChannelAccessPolicy implements AccessPolicy {
 
   async check(message: InboundMessage): Promise<AccessVerdict> {
     return message.isDirect ? this.#checkDirect(message) : this.#checkGroup(message);
+  }
+
+  async admits(message: InboundMessage): Promise<boolean> {
+    if (!message.isDirect) return (await this.#checkGroup(message)).allowed;
+    const { dmPolicy, pairing, channel } = this.#o;
+    if (dmPolicy === "disabled") return false;
+    if (dmPolicy === "open" || this.#allowFrom.has(message.senderId)) return true;
+    if (dmPolicy === "allowlist") return false;
+    return pairing.isApproved(channel, message.senderId);
   }
 
   async #checkDirect(message: InboundMessage): Promise<AccessVerdict> {

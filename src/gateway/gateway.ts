@@ -213,6 +213,12 @@ export class Gateway implements InboundSink {
     if (this.#open) setImmediate(() => this.#o.outbox.kick());
   }
 
+  /** InboundSink.admits: the channel's access policy, without side effects. */
+  async admits(message: InboundMessage): Promise<boolean> {
+    const policy = this.#accessFor(message.channel);
+    return policy.admits ? policy.admits(message) : true;
+  }
+
   #accessFor(channel: string): AccessPolicy {
     return this.#o.access?.[channel] ?? allowAll;
   }

@@ -1,13 +1,18 @@
 /**
  * Session keys: which conversation an inbound message belongs to. Direct messages follow the
- * `dmScope` policy; groups and threads always get keys of their own.
+ * `dmScope` policy; groups and threads always get keys of their own, per bot account, so two
+ * bots in one group keep two conversations.
  */
 import type { InboundMessage } from "../channels/types.js";
 
 /** How direct messages map to sessions. `per-channel-peer` (default) keeps each person's DMs apart per channel. */
 export type DmScope = "per-channel-peer" | "per-peer" | "per-account-channel-peer" | "main";
 
-/** Builds the session key, e.g. `agent:main:telegram:dm:42` or `agent:main:slack:group:C1:thread:17.1`. */
+/**
+ * Builds the session key, e.g. `agent:main:telegram:dm:42` (DM, default scope),
+ * `agent:main:telegram:work:dm:42` (DM, `per-account-channel-peer`) or
+ * `agent:main:slack:default:group:C1:thread:17.1` (group thread of the account "default").
+ */
 export function sessionKeyFor(message: InboundMessage, agentId: string, dmScope: DmScope): string {
   const base = `agent:${agentId}`;
   if (message.isDirect) {
@@ -23,7 +28,7 @@ export function sessionKeyFor(message: InboundMessage, agentId: string, dmScope:
         return `${base}:${message.channel}:dm:${peer}`;
     }
   }
-  const group = `${base}:${message.channel}:group:${clean(message.chatId)}`;
+  const group = `${base}:${message.channel}:${clean(message.accountId)}:group:${clean(message.chatId)}`;
   return message.threadId ? `${group}:thread:${clean(message.threadId)}` : group;
 }
 

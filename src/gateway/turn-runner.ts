@@ -325,7 +325,16 @@ export class TurnRunner {
       // `inboxIds` is the live array: messages steered in later get the rest of the text.
       onTextDelta:
         stream && target && spec.typing
-          ? (delta) => stream({ ...target, ...(recipientId ? { recipientId } : {}), inboxIds }, delta)
+          ? (delta) =>
+              stream(
+                {
+                  ...target,
+                  ...(recipientId ? { recipientId } : {}),
+                  ...(spec.replyTo ? { replyTo: spec.replyTo } : {}),
+                  inboxIds,
+                },
+                delta,
+              )
           : undefined,
     });
   }

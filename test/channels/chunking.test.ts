@@ -101,3 +101,41 @@ describe("chunkText with code fences", () => {
     );
   });
 });
+
+describe("chunkText keeps a code block whole when it fits in a chunk", () => {
+  const block = (lines: number, width = 20) =>
+    `\`\`\`ts\n${Array.from({ length: lines }, (_, i) => `line ${i}`.padEnd(width, ".")).join("\n\n")}\n\`\`\``;
+
+  it("moves the cut before a block with blank lines inside instead of splitting it", () => {
+    const code = block(6); // blank lines inside: tempting paragraph breaks
+    const text = `${"intro words ".repeat(8).trim()}\n\n${code}\n\nafter`;
+    const chunks = chunkText(text, code.length + 10);
+    expect(chunks[0]).toBe("intro words ".repeat(8).trim());
+    expect(chunks[1]?.startsWith(code)).toBe(true);
+    for (const c of chunks) expect(c.split("```").length % 2).toBe(1);
+  });
+
+  it("prefers a cut after the block when the block ends inside the window", () => {
+    const code = block(3);
+    const text = `${code}\nsome words after the block that go on and on and on`;
+    const chunks = chunkText(text, code.length + 20);
+    expect(chunks[0]).toBe(code);
+  });
+
+  it("cuts before a block that starts early in the window, even below the usual floor", () => {
+    const code = block(8);
+    const text = `Hi.\n\n${code}\n\nbye`;
+    const chunks = chunkText(text, code.length + 4);
+    expect(chunks).toEqual(["Hi.", code, "bye"]);
+  });
+
+  it("still splits a block longer than the limit, closing and reopening it", () => {
+    const code = block(30);
+    const chunks = chunkText(`Intro.\n\n${code}`, 200);
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const c of chunks.slice(1)) {
+      expect(c.startsWith("```ts\n")).toBe(true);
+      expect(c.endsWith("```")).toBe(true);
+    }
+  });
+});

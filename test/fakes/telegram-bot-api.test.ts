@@ -312,6 +312,47 @@ describe("FakeTelegramBotApi requests and files", () => {
     expect((await fetch(`${fake.apiRoot}/file/bot${TOKEN_2}/documents/a.txt`)).status).toBe(404);
   });
 
+  it("leaves out file_size and content-length for a file added with reportSize: false", async () => {
+    const bot = newBot();
+    fake.addFile(TOKEN, {
+      fileId: "doc-2",
+      content: Buffer.alloc(40_000, 1),
+      filePath: "documents/b.bin",
+      reportSize: false,
+    });
+    const file = await bot.api.getFile("doc-2");
+    expect(file.file_size).toBeUndefined();
+    const res = await fetch(`${fake.apiRoot}/file/bot${TOKEN}/${file.file_path}`);
+    expect(res.headers.get("content-length")).toBeNull();
+    expect((await res.arrayBuffer()).byteLength).toBe(40_000);
+  });
+
+  it("holds calls of a method (and file downloads) until released, for `times` calls", async () => {
+    const bot = newBot();
+    fake.addFile(TOKEN, { fileId: "doc-3", content: Buffer.from("held"), filePath: "documents/c.txt" });
+    const hold = fake.holdMethod("getFile", { times: 1 });
+    let answered = false;
+    const first = bot.api.getFile("doc-3").then((f) => {
+      answered = true;
+      return f;
+    });
+    await hold.reached();
+    expect(hold.waiting).toBe(1);
+    // Only one call is held: the next one is answered at once, the held one is not.
+    expect((await bot.api.getFile("doc-3")).file_path).toBe("documents/c.txt");
+    expect(answered).toBe(false);
+    expect(fake.calls.filter((c) => c.method === "getFile")).toHaveLength(1); // recorded once handled
+    hold.release();
+    expect((await first).file_id).toBe("doc-3");
+    expect(hold.waiting).toBe(0);
+
+    const download = fake.holdMethod("downloadFile", { token: TOKEN });
+    const fetching = fetch(`${fake.apiRoot}/file/bot${TOKEN}/documents/c.txt`);
+    await download.reached();
+    download.release();
+    expect(await (await fetching).text()).toBe("held");
+  });
+
   it("accepts multipart uploads, form bodies, query strings and the /test/ environment", async () => {
     const bot = newBot();
     const doc = await bot.api.sendDocument(ANN.id, new InputFile(Buffer.from("report"), "report.txt"), {

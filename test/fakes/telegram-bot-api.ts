@@ -10,6 +10,7 @@ import { CallLog, FaultQueue } from "./telegram-call-log.js";
 import { ChatStore } from "./telegram-chats.js";
 import { BotApiError, badRequest } from "./telegram-errors.js";
 import { type AddFileInput, FileStore } from "./telegram-files.js";
+import { type HoldOptions, type MethodHold, MethodHolds } from "./telegram-holds.js";
 import { type MethodContext, botMethods } from "./telegram-methods.js";
 import {
   type ApiParams,
@@ -39,6 +40,7 @@ import { type WebhookTarget, WebhookSender } from "./telegram-webhook.js";
 
 export type * from "./telegram-types.js";
 export type { AddFileInput } from "./telegram-files.js";
+export type { HoldOptions, MethodHold } from "./telegram-holds.js";
 
 /** Options for {@link FakeTelegramBotApi}. */
 export interface FakeTelegramBotApiOptions {
@@ -99,6 +101,7 @@ export class FakeTelegramBotApi {
   readonly #chats = new ChatStore();
   readonly #log = new CallLog();
   readonly #faults = new FaultQueue();
+  readonly #holds = new MethodHolds();
   readonly #sent: Array<{ token: string; message: TelegramMessage }> = [];
   readonly #handlers: Map<string, { name: string; handler: Handler }>;
   #server: Server | undefined;
@@ -161,6 +164,7 @@ export class FakeTelegramBotApi {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#holds.releaseAll();
     for (const bot of this.#bots.values()) this.#answerPoll(bot);
     this.#webhooks.close();
     this.#log.close();
@@ -264,6 +268,16 @@ export class FakeTelegramBotApi {
     this.#bot(token).context.files.add(file);
   }
 
+  /**
+   * Holds the next calls of `method` until the returned hold is released: the request stays
+   * open, unanswered and unrecorded, as if Telegram were slow. `"downloadFile"` holds file
+   * downloads (`GET /file/bot<token>/…`). Released calls run in arrival order; `close()`
+   * releases everything.
+   */
+  holdMethod(method: string, options: HoldOptions = {}): MethodHold {
+    return this.#holds.hold(method, options);
+  }
+
   /** Sends to this chat answer 403 "Forbidden: bot was blocked by the user". */
   blockChat(chatId: number): void {
     this.#chats.block(chatId);
@@ -347,7 +361,9 @@ export class FakeTelegramBotApi {
       const url = new URL(req.url ?? "/", "http://127.0.0.1");
       const file = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
       if (file && (req.method === "GET" || req.method === "HEAD")) {
-        this.#serveFile(decodeURIComponent(file[1] ?? ""), decodeURIComponent(file[2] ?? ""), res);
+        const token = decodeURIComponent(file[1] ?? "");
+        await this.#holds.wait(token, "downloadFile");
+        this.#serveFile(token, decodeURIComponent(file[2] ?? ""), res);
         return;
       }
       const api = /^\/bot([^/]+)\/(?:test\/)?([A-Za-z0-9_]+)\/?$/.exec(url.pathname);
@@ -355,6 +371,7 @@ export class FakeTelegramBotApi {
       const timeMs = this.#now();
       const body = await readBody(req, this.#maxBodyBytes);
       const params = parseParams(url.searchParams, req.headers["content-type"] ?? "", body);
+      await this.#holds.wait(decodeURIComponent(api[1] ?? ""), api[2] ?? "");
       this.#call(decodeURIComponent(api[1] ?? ""), api[2] ?? "", params, timeMs, res);
     } catch (error) {
       this.#sendError(res, error);
@@ -402,6 +419,15 @@ export class FakeTelegramBotApi {
     if (!bot) throw new BotApiError(401, "Unauthorized");
     const file = bot.context.files.byPath(filePath);
     if (!file) throw new BotApiError(404, "Not Found");
+    if (res.destroyed) return;
+    if (file.reportSize === false) {
+      // No content-length: the client learns the size only by reading (chunked encoding).
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      const step = 16_384;
+      for (let at = 0; at < file.content.length; at += step) res.write(file.content.subarray(at, at + step));
+      res.end();
+      return;
+    }
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": file.content.length });
     res.end(file.content);
   }

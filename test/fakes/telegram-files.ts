@@ -11,6 +11,8 @@ export interface StoredFile {
   readonly content: Buffer;
   readonly fileName?: string;
   readonly mimeType?: string;
+  /** False: getFile leaves out `file_size` and the download has no content-length. */
+  readonly reportSize?: boolean;
 }
 
 /** What `addFile` takes. */
@@ -21,6 +23,11 @@ export interface AddFileInput {
   filePath?: string;
   fileName?: string;
   mimeType?: string;
+  /**
+   * Default true. False: `getFile` gives no `file_size` (Telegram may omit it) and the download
+   * is sent chunked, without content-length, so a client learns the size only by reading.
+   */
+  reportSize?: boolean;
 }
 
 /** A bot's files by id and by path. */
@@ -39,6 +46,7 @@ export class FileStore {
       content: input.content,
       ...(input.fileName !== undefined ? { fileName: input.fileName } : {}),
       ...(input.mimeType !== undefined ? { mimeType: input.mimeType } : {}),
+      ...(input.reportSize === false ? { reportSize: false } : {}),
     };
     const previous = this.#byId.get(file.fileId);
     if (previous) this.#byPath.delete(previous.filePath);

@@ -224,7 +224,7 @@ export function getFile(ctx: MethodContext, params: ApiParams): Record<string, u
   return {
     file_id: file.fileId,
     file_unique_id: file.fileUniqueId,
-    file_size: file.content.length,
+    ...(file.reportSize === false ? {} : { file_size: file.content.length }),
     file_path: file.filePath,
   };
 }

@@ -30,12 +30,16 @@ export type MappedUpdate =
       files: PendingFile[];
     };
 
-/** Decides what an update is. `mentionPatterns` are case-insensitive regular expressions. */
-export function mapUpdate(
-  update: Update,
-  bot: UserFromGetMe,
-  mentionPatterns: readonly RegExp[],
-): MappedUpdate {
+/** How a group message can address the bot besides @mentions and replies. */
+export interface AddressingRules {
+  /** Extra patterns (case-insensitive regular expressions) that address the bot. */
+  mentionPatterns: readonly RegExp[];
+  /** The bot's own command names, lower case, without `/` (`new`, `stop`, …). */
+  commands: ReadonlySet<string>;
+}
+
+/** Decides what an update is. */
+export function mapUpdate(update: Update, bot: UserFromGetMe, rules: AddressingRules): MappedUpdate {
   if (update.edited_message || update.edited_channel_post) return { type: "ignore", why: "edited message" };
   if (update.channel_post) return { type: "ignore", why: "channel post" };
   const message = update.message;
@@ -68,7 +72,7 @@ export function mapUpdate(
     chatId: String(message.chat.id),
     threadId,
     isDirect,
-    mentionsBot: isDirect || addressesBot(message, bot, mentionPatterns),
+    mentionsBot: isDirect || addressesBot(message, bot, rules),
     text,
     senderId: String(from.id),
     senderName,
@@ -77,19 +81,29 @@ export function mapUpdate(
   };
 }
 
-/** A mention of @botname, a command, a reply to one of the bot's messages, or a configured pattern. */
-function addressesBot(message: Message, bot: UserFromGetMe, patterns: readonly RegExp[]): boolean {
-  if (message.reply_to_message?.from?.id === bot.id) return true;
+/**
+ * Whether a group message is for this bot: a leading command addressed to it (`/cmd@thisbot`, or
+ * one of its own commands bare), a mention of @botname, a reply to one of its messages, or a
+ * configured pattern. A command addressed to another bot (`/cmd@otherbot`) never is, whatever
+ * else the message holds; a bare command the bot does not have (`/roll`) is someone else's.
+ */
+function addressesBot(message: Message, bot: UserFromGetMe, rules: AddressingRules): boolean {
   const text = message.text ?? message.caption ?? "";
   const entities = message.entities ?? message.caption_entities ?? [];
   const username = bot.username.toLowerCase();
+  const command = entities.find((e) => e.type === "bot_command" && e.offset === 0);
+  if (command) {
+    const [name = "", target] = text.slice(1, command.length).toLowerCase().split("@");
+    if (target !== undefined) return target === username;
+    if (rules.commands.has(name)) return true;
+  }
+  if (message.reply_to_message?.from?.id === bot.id) return true;
   for (const e of entities) {
     const part = text.slice(e.offset, e.offset + e.length).toLowerCase();
     if (e.type === "mention" && part === `@${username}`) return true;
     if (e.type === "text_mention" && e.user.id === bot.id) return true;
-    if (e.type === "bot_command" && (!part.includes("@") || part.endsWith(`@${username}`))) return true;
   }
-  return patterns.some((p) => p.test(text));
+  return rules.mentionPatterns.some((p) => p.test(text));
 }
 
 /** The fields documents, voice notes, audio and video share. */

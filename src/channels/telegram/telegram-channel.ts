@@ -1,15 +1,15 @@
 /**
  * Telegram through grammY: long polling (default) or a webhook on the gateway's HTTP server.
  * An update's offset is confirmed only after the message is committed to the inbox, so a
- * crash re-delivers it and the inbox dedupe makes it count once. Replies go out as Telegram
- * HTML (plain text if Telegram rejects the entities), threaded to the message they answer.
+ * crash re-delivers it and the inbox dedupe makes it count once. An update our own code cannot
+ * handle is given up after a few attempts, so one bad update never blocks the bot. Replies go
+ * out as Telegram HTML (plain text if Telegram rejects the entities), threaded to the message
+ * they answer.
  */
-import { timingSafeEqual } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { join } from "node:path";
 import type { Bot } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
+import { StoreError } from "../../store/types.js";
 import type { Logger } from "../../util/logger.js";
 import type { RouteRegistrar } from "../http/http-channel.js";
 import {
@@ -22,9 +22,15 @@ import {
   type InboundSink,
   type OutboundMessage,
   type SendReceipt,
+  SinkUnavailableError,
 } from "../types.js";
+import { downloadTelegramFile } from "./download.js";
+import { type TelegramFailure, configProblem, toSendError, toTelegramFailure } from "./errors.js";
 import { htmlToText, renderTelegramChunks } from "./format.js";
-import { type PendingFile, mapUpdate } from "./inbound.js";
+import { type AddressingRules, mapUpdate } from "./inbound.js";
+import { TelegramPoller, abortableSleep } from "./polling.js";
+import { StreamingPreviews, messageIdOf } from "./preview.js";
+import { readWebhookUpdate } from "./webhook.js";
 
 type Grammy = typeof import("grammy");
 /** grammY types its AbortSignal from the abort-controller shim; Node's own is what it gets at run time. */
@@ -44,50 +50,60 @@ export interface TelegramChannelOptions {
   streaming: "off" | "edit";
   /** Largest attachment downloaded (bytes). */
   mediaMaxBytes: number;
-  /** Attachments are saved under <workspaceDir>/inbox/telegram/<chat id>/. */
+  /** Attachments are saved under <workspaceDir>/inbox/telegram/<chat id>[/<topic id>]/. */
   workspaceDir: string;
   /** Long-poll hold time (default 30 s). */
   pollTimeoutSeconds?: number;
-  /** Commands registered with setMyCommands. */
+  /** Commands registered with setMyCommands; in groups a bare `/name` of these addresses the bot. */
   commands: ReadonlyArray<{ command: string; description: string }>;
   logger: Logger;
+  /** Limit for one attachment download, getFile included (default 30 s). */
+  downloadTimeoutMs?: number;
+  /** Attempts at an update our own code fails on (mapping, download, a bug) before it is skipped (default 3). */
+  updateMaxAttempts?: number;
+  /** First backoff for failed getUpdates and failed updates, doubled per attempt up to 30 s (default 500 ms). */
+  retryBaseMs?: number;
+  /** Wait after a 409 on getUpdates: another poller or a webhook holds the bot (default 30 s). */
+  conflictBackoffMs?: number;
+  /** Least time between two edits of a streaming preview (default 1 s). */
+  previewEditIntervalMs?: number;
 }
 
 /** Updates the gateway asks Telegram for. */
 const ALLOWED_UPDATES = ["message", "edited_message"] as const;
-/** Streaming previews are edited at most this often. */
-const PREVIEW_EDIT_MS = 1_000;
 
-interface Preview {
-  /** Set once the preview message is sent. */
-  id: number | undefined;
-  ready: Promise<void>;
-  text: string;
-  lastEditAt: number;
-  timer: NodeJS.Timeout | undefined;
-}
+/** What handling one update came to. */
+type Handled = "done" | "aborted";
 
 export class TelegramChannel implements Channel {
   readonly name = "telegram" as const;
   readonly accountId: string;
   readonly limits: ChannelLimits = { maxMessageChars: 4096, formatting: "telegram-html" };
   readonly #o: TelegramChannelOptions;
-  readonly #patterns: RegExp[];
+  readonly #rules: AddressingRules;
   #grammy: Grammy | undefined;
   #bot: Bot | undefined;
   #me: UserFromGetMe | undefined;
   #sink: InboundSink | undefined;
-  /** Aborted on stop: ends polling and background reconnects. */
+  /** Aborted on stop: ends polling, downloads and background reconnects. */
   #life: AbortController | undefined;
   #connecting: Promise<void> | undefined;
-  #polling: Promise<void> | undefined;
-  #offset = 0;
-  readonly #previews = new Map<string, Preview>();
+  #poller: TelegramPoller | undefined;
+  #polling: Promise<unknown> | undefined;
+  readonly #previews: StreamingPreviews;
 
   constructor(options: TelegramChannelOptions) {
     this.#o = options;
     this.accountId = options.accountId;
-    this.#patterns = options.mentionPatterns.map((p) => new RegExp(p, "i"));
+    this.#rules = {
+      mentionPatterns: options.mentionPatterns.map((p) => new RegExp(p, "i")),
+      commands: new Set(options.commands.map((c) => c.command.toLowerCase())),
+    };
+    this.#previews = new StreamingPreviews({
+      api: () => this.#bot?.api,
+      editIntervalMs: options.previewEditIntervalMs ?? 1_000,
+      logger: options.logger,
+    });
     if (options.mode === "webhook") {
       if (!options.webhook || !options.server) {
         throw new Error(
@@ -104,9 +120,10 @@ export class TelegramChannel implements Channel {
   }
 
   /**
-   * Connects: getMe, setMyCommands, then long polling or setWebhook. A rejected token throws
-   * (the gateway reports it and exits); a network failure is retried in the background with
-   * backoff, so a gateway started while Telegram is unreachable still comes up.
+   * Connects: getMe, setMyCommands, then long polling or setWebhook. A rejected token or a
+   * webhook Telegram refuses (400) throws: both are configuration problems the gateway reports
+   * as it exits. A network failure is retried in the background with backoff, so a gateway
+   * started while Telegram is unreachable still comes up.
    */
   async start(sink: InboundSink): Promise<void> {
     const o = this.#o;
@@ -119,14 +136,12 @@ export class TelegramChannel implements Channel {
     try {
       await this.#connect();
     } catch (err) {
-      const g = this.#grammy;
-      if (g && err instanceof g.GrammyError && (err.error_code === 401 || err.error_code === 404)) {
-        throw new Error(
-          `telegram account ${o.accountId}: the bot token was rejected (${err.error_code} ${err.description}); check channels.telegram.token`,
-          { cause: err },
-        );
-      }
-      o.logger.error({ err: this.#describe(err) }, "cannot reach Telegram; retrying in the background");
+      const fatal = configProblem(this.#failure(err), this.accountId, err);
+      if (fatal) throw fatal;
+      o.logger.error(
+        { err: this.#failure(err).description },
+        "cannot reach Telegram; retrying in the background",
+      );
       this.#connecting = this.#connectLater(this.#life.signal);
     }
   }
@@ -139,7 +154,9 @@ export class TelegramChannel implements Channel {
     bot.botInfo = me;
     await bot.api
       .setMyCommands(o.commands)
-      .catch((err: unknown) => o.logger.warn({ err: this.#describe(err) }, "setMyCommands failed"));
+      .catch((err: unknown) =>
+        o.logger.warn({ err: this.#failure(err).description }, "setMyCommands failed"),
+      );
     if (o.mode === "webhook" && o.webhook) {
       await bot.api.setWebhook(o.webhook.url, {
         secret_token: o.webhook.secret,
@@ -149,26 +166,42 @@ export class TelegramChannel implements Channel {
       return;
     }
     await bot.api.deleteWebhook();
-    this.#polling = this.#pollLoop((this.#life as AbortController).signal);
+    const poller = new TelegramPoller({
+      label: this.#label(),
+      getUpdates: (params, signal) =>
+        bot.api.getUpdates({ ...params, allowed_updates: [...ALLOWED_UPDATES] }, signal as GrammySignal),
+      handle: async (update, signal) => (await this.#handle(update, signal, "retry")) === "done",
+      failure: (err) => this.#failure(err),
+      pollTimeoutSeconds: o.pollTimeoutSeconds ?? 30,
+      ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
+      ...(o.conflictBackoffMs !== undefined ? { conflictBackoffMs: o.conflictBackoffMs } : {}),
+      logger: o.logger,
+    });
+    this.#poller = poller;
+    this.#polling = poller.run((this.#life as AbortController).signal);
     o.logger.info({ bot: me.username }, "telegram long polling started");
   }
 
   async #connectLater(signal: AbortSignal): Promise<void> {
     for (let attempt = 1; !signal.aborted; attempt++) {
-      await sleep(Math.min(60_000, 1_000 * 2 ** Math.min(attempt, 6)), signal);
+      await abortableSleep(Math.min(60_000, 1_000 * 2 ** Math.min(attempt, 6)), signal);
       if (signal.aborted) return;
       try {
         await this.#connect();
         return;
       } catch (err) {
-        this.#o.logger.warn({ err: this.#describe(err), attempt }, "still cannot reach Telegram");
+        const fatal = configProblem(this.#failure(err), this.accountId, err);
+        if (fatal) {
+          this.#o.logger.error({ err: fatal.message }, `${fatal.message}; this bot stays offline`);
+          return;
+        }
+        this.#o.logger.warn({ err: this.#failure(err).description, attempt }, "still cannot reach Telegram");
       }
     }
   }
 
   async stop(): Promise<void> {
     this.#sink = undefined;
-    for (const p of this.#previews.values()) if (p.timer) clearTimeout(p.timer);
     this.#previews.clear();
     if (this.#life) {
       this.#life.abort();
@@ -176,109 +209,112 @@ export class TelegramChannel implements Channel {
       await this.#polling;
       this.#life = undefined;
       // Confirm what was committed, so a restart does not fetch it again (dedupe would drop it anyway).
-      if (this.#offset > 0) {
+      const offset = this.#poller?.offset ?? 0;
+      if (offset > 0) {
         await this.#bot?.api
-          .getUpdates(
-            { offset: this.#offset, limit: 1, timeout: 0 },
-            AbortSignal.timeout(5_000) as GrammySignal,
-          )
+          .getUpdates({ offset, limit: 1, timeout: 0 }, AbortSignal.timeout(5_000) as GrammySignal)
           .catch(() => undefined);
       }
     }
+    // A stopped channel sends nothing: send, typing and edit fail with "not started".
+    this.#bot = undefined;
   }
 
   // ------------------------------------------------------------------ inbound
 
-  async #pollLoop(signal: AbortSignal): Promise<void> {
-    const bot = this.#bot as Bot;
-    const log = this.#o.logger;
-    let failures = 0;
-    while (!signal.aborted) {
-      let updates: Update[];
-      try {
-        updates = await bot.api.getUpdates(
-          {
-            offset: this.#offset,
-            timeout: this.#o.pollTimeoutSeconds ?? 30,
-            allowed_updates: [...ALLOWED_UPDATES],
-          },
-          signal as GrammySignal,
-        );
-        failures = 0;
-      } catch (err) {
-        if (signal.aborted) return;
-        failures++;
-        const wait = this.#retryAfterMs(err) ?? Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
-        log.warn({ err: this.#describe(err), retryInMs: wait }, "telegram getUpdates failed");
-        await sleep(wait, signal);
-        continue;
-      }
-      for (const update of updates) {
-        // Commit before confirming: the offset only moves past an update once it is in the inbox.
-        for (let attempt = 1; !signal.aborted; attempt++) {
-          try {
-            await this.#handleUpdate(update);
-            break;
-          } catch (err) {
-            const wait = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
-            log.error(
-              { err, updateId: update.update_id, retryInMs: wait },
-              "could not commit a Telegram update; retrying",
-            );
-            await sleep(wait, signal);
-          }
-        }
-        if (signal.aborted) return;
-        this.#offset = update.update_id + 1;
-      }
-    }
-  }
-
   async #onWebhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const secret = this.#o.webhook?.secret ?? "";
-    const given = String(req.headers["x-telegram-bot-api-secret-token"] ?? "");
-    if (given.length !== secret.length || !timingSafeEqual(Buffer.from(given), Buffer.from(secret))) {
-      res.writeHead(401).end("secret token is wrong");
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
-    let update: Update;
-    try {
-      update = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Update;
-    } catch {
-      res.writeHead(400).end("bad update");
+    const update = await readWebhookUpdate(req, res, {
+      secret: this.#o.webhook?.secret ?? "",
+      maxBytes: this.#o.server?.maxBodyBytes ?? 1_048_576,
+    });
+    if (!update) return;
+    const life = this.#life;
+    if (!life || life.signal.aborted) {
+      res.writeHead(503).end();
       return;
     }
     try {
-      await this.#handleUpdate(update);
-      res.writeHead(200).end();
+      const handled = await this.#handle(update, life.signal, "throw");
+      res.writeHead(handled === "done" ? 200 : 503).end();
     } catch (err) {
       // Not committed: a non-2xx makes Telegram deliver it again.
       this.#o.logger.error({ err, updateId: update.update_id }, "could not commit a Telegram webhook update");
-      res.writeHead(500).end();
+      res.writeHead(err instanceof SinkUnavailableError ? 503 : 500).end();
     }
   }
 
-  /** Maps, downloads files, and commits through the sink. Throws only if the commit failed. */
-  async #handleUpdate(update: Update): Promise<void> {
-    const sink = this.#sink;
+  /**
+   * Maps an update, downloads its files and commits it through the sink. A commit failure
+   * (the store failing, the gateway draining) is retried until it succeeds or the channel stops
+   * (`onCommitFailure: "retry"`, polling) or thrown (`"throw"`, webhook: Telegram retries). Any
+   * other failure is our own (mapping, download, a bug): logged with the update id and, after
+   * `updateMaxAttempts`, given up so the updates behind it keep flowing.
+   */
+  async #handle(update: Update, signal: AbortSignal, onCommitFailure: "retry" | "throw"): Promise<Handled> {
+    const log = this.#o.logger;
+    const maxFaults = this.#o.updateMaxAttempts ?? 3;
+    const updateId = update.update_id;
+    let message: InboundMessage | null | undefined;
+    let faults = 0;
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) return "aborted";
+      const sink = this.#sink;
+      // Not started (a webhook delivery before getMe answered) or stopped: not ours to drop.
+      if (!sink || !this.#me) return "aborted";
+      let stage: "prepare" | "commit" = "prepare";
+      try {
+        if (message === undefined) message = await this.#toInbound(update, signal);
+        if (message === null) return "done";
+        if (signal.aborted) return "aborted"; // stopped mid-download: leave it for redelivery
+        stage = "commit";
+        await sink.accept(message);
+        return "done";
+      } catch (err) {
+        if (signal.aborted) return "aborted";
+        if (stage === "commit" && isCommitFailure(err)) {
+          if (onCommitFailure === "throw") throw err;
+          const waitMs = err instanceof SinkUnavailableError ? err.retryAfterMs : this.#backoffMs(attempt);
+          log.warn(
+            { err, updateId, retryInMs: waitMs },
+            "could not commit a Telegram update; it stays unconfirmed and is retried",
+          );
+          await abortableSleep(waitMs, signal);
+          continue;
+        }
+        faults++;
+        if (faults >= maxFaults) {
+          log.error(
+            { err, updateId, attempts: faults, stage },
+            `giving up on Telegram update ${updateId} after ${faults} failed attempts; it is skipped`,
+          );
+          return "done";
+        }
+        log.warn(
+          { err, updateId, attempt: faults, stage },
+          "could not handle a Telegram update; trying again",
+        );
+        await abortableSleep(this.#backoffMs(faults), signal);
+      }
+    }
+  }
+
+  #backoffMs(attempt: number): number {
+    return Math.min(30_000, (this.#o.retryBaseMs ?? 500) * 2 ** Math.min(attempt - 1, 6));
+  }
+
+  /** The update as an inbound message with its files saved, or null when it is not one. */
+  async #toInbound(update: Update, signal: AbortSignal): Promise<InboundMessage | null> {
     const me = this.#me;
-    if (!sink || !me) throw new Error("telegram channel is not started");
-    const mapped = mapUpdate(update, me, this.#patterns);
+    const bot = this.#bot;
+    if (!me || !bot) throw new Error("telegram channel is not started");
+    const mapped = mapUpdate(update, me, this.#rules);
     if (mapped.type === "ignore") {
       this.#o.logger.info({ updateId: update.update_id, why: mapped.why }, "telegram update ignored");
-      return;
+      return null;
     }
     const notes: string[] = [];
     const attachments: Attachment[] = [];
-    for (const file of mapped.files) {
-      const saved = await this.#download(file, mapped.chatId, mapped.message.message_id);
-      if (typeof saved === "string") notes.push(saved);
-      else attachments.push(saved);
-    }
-    const text = [mapped.text, ...notes].filter((t) => t.length > 0).join("\n");
-    const message: InboundMessage = {
+    const base: InboundMessage = {
       channel: "telegram",
       accountId: this.accountId,
       chatId: mapped.chatId,
@@ -287,69 +323,45 @@ export class TelegramChannel implements Channel {
       senderName: mapped.senderName,
       isDirect: mapped.isDirect,
       mentionsBot: mapped.mentionsBot,
-      text,
+      text: mapped.text,
       attachments,
       platformMessageId: `${mapped.chatId}:${mapped.message.message_id}`,
       ...(mapped.replyToText ? { replyToText: mapped.replyToText } : {}),
       receivedAt: Date.now(),
     };
-    const result = await sink.accept(message);
-    const direct =
-      result.status === "command" ? result.reply : result.status === "rejected" ? result.reply : undefined;
-    if (direct) {
-      // Command answers and pairing codes go straight back; they are not agent replies.
-      const target: ChatTarget = {
-        channel: "telegram",
-        accountId: this.accountId,
-        chatId: mapped.chatId,
-        ...(mapped.threadId ? { threadId: mapped.threadId } : {}),
-      };
-      for (const chunk of this.prepare(direct)) {
-        await this.send({
-          ...target,
-          text: chunk,
-          replyTo: message.platformMessageId,
-          idempotencyKey: `direct-${message.platformMessageId}`,
-        }).catch((err: unknown) =>
-          this.#o.logger.warn({ err: this.#describe(err), chatId: mapped.chatId }, "direct reply failed"),
+    // Files of a sender who will not reach the agent (unknown, not addressed) never reach disk.
+    const files = mapped.files.length > 0 && (await this.#sink?.admits?.(base)) === false ? [] : mapped.files;
+    if (files.length < mapped.files.length) {
+      this.#o.logger.info(
+        { updateId: update.update_id, chatId: mapped.chatId, files: mapped.files.length },
+        "attachments not downloaded: the sender is not admitted",
+      );
+    }
+    for (const file of files) {
+      const saved = await downloadTelegramFile(
+        file,
+        { chatId: mapped.chatId, threadId: mapped.threadId, messageId: mapped.message.message_id },
+        {
+          api: bot.api,
+          apiRoot: this.#o.apiRoot,
+          token: this.#o.token,
+          workspaceDir: this.#o.workspaceDir,
+          maxBytes: this.#o.mediaMaxBytes,
+          timeoutMs: this.#o.downloadTimeoutMs ?? 30_000,
+          limitSetting: "channels.telegram.mediaMaxMb",
+        },
+        signal,
+      );
+      if (typeof saved === "string") {
+        this.#o.logger.warn(
+          { updateId: update.update_id, chatId: mapped.chatId, fileId: file.fileId, note: saved },
+          "attachment not saved",
         );
-      }
+        notes.push(saved);
+      } else attachments.push(saved);
     }
-  }
-
-  /** Saves a file into the workspace; returns a note for the model instead when it cannot. */
-  async #download(file: PendingFile, chatId: string, messageId: number): Promise<Attachment | string> {
-    const max = this.#o.mediaMaxBytes;
-    const mb = (n: number) => `${(n / 1_048_576).toFixed(1)} MB`;
-    if (file.sizeBytes !== undefined && file.sizeBytes > max) {
-      return `[attachment ${file.name} not downloaded: ${mb(file.sizeBytes)} is over the ${mb(max)} limit (channels.telegram.mediaMaxMb)]`;
-    }
-    try {
-      const info = await (this.#bot as Bot).api.getFile(file.fileId);
-      if (!info.file_path)
-        return `[attachment ${file.name} could not be downloaded: Telegram gave no file path]`;
-      const res = await fetch(`${this.#o.apiRoot}/file/bot${this.#o.token}/${info.file_path}`, {
-        signal: AbortSignal.timeout(60_000),
-      });
-      if (!res.ok) return `[attachment ${file.name} could not be downloaded: HTTP ${res.status}]`;
-      const bytes = Buffer.from(await res.arrayBuffer());
-      if (bytes.length > max)
-        return `[attachment ${file.name} not downloaded: ${mb(bytes.length)} is over the ${mb(max)} limit (channels.telegram.mediaMaxMb)]`;
-      const relDir = join("inbox", "telegram", chatId.replace(/[^\w-]/g, "_"));
-      const name = `${messageId}-${file.name.replace(/[^\w.-]/g, "_")}`;
-      await mkdir(join(this.#o.workspaceDir, relDir), { recursive: true });
-      await writeFile(join(this.#o.workspaceDir, relDir, name), bytes);
-      return {
-        kind: file.kind,
-        path: join(relDir, name),
-        sizeBytes: bytes.length,
-        name: file.name,
-        ...(file.mimeType ? { mimeType: file.mimeType } : {}),
-      };
-    } catch (err) {
-      this.#o.logger.warn({ err: this.#describe(err), fileId: file.fileId }, "attachment download failed");
-      return `[attachment ${file.name} could not be downloaded: ${this.#describe(err)}]`;
-    }
+    const text = [mapped.text, ...notes].filter((t) => t.length > 0).join("\n");
+    return { ...base, text };
   }
 
   // ------------------------------------------------------------------ outbound
@@ -359,51 +371,86 @@ export class TelegramChannel implements Channel {
     return renderTelegramChunks(markdown, this.limits.maxMessageChars).map((c) => c.html);
   }
 
-  async send(message: OutboundMessage): Promise<SendReceipt> {
+  async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt> {
     const bot = this.#requireBot();
+    const abort = signal as GrammySignal;
     const chatId = message.chatId;
     const threadId = message.threadId ? Number(message.threadId) : undefined;
-    const replyToId = message.replyTo ? Number(message.replyTo.split(":").pop()) : undefined;
-    const preview = await this.#takePreview(message);
+    const replyToId = messageIdOf(message.replyTo);
+    const preview = await this.#previews.take(message);
     try {
-      if (preview !== undefined) {
-        try {
-          await bot.api.editMessageText(chatId, preview, message.text, { parse_mode: "HTML" });
-        } catch (err) {
-          if (this.#isNotModified(err)) return { platformMessageId: String(preview) };
-          if (!this.#isEntityError(err)) throw err;
-          await bot.api.editMessageText(
-            chatId,
-            preview,
-            htmlToText(message.text, this.limits.maxMessageChars),
-          );
-        }
-        return { platformMessageId: String(preview) };
+      if (preview) {
+        const finished = await this.#finishPreview(bot, chatId, preview.messageId, message.text, abort);
+        // Done, or gone (deleted by the user): either way the preview is forgotten.
+        preview.done();
+        if (finished) return { platformMessageId: String(preview.messageId) };
       }
       const other = {
         ...(threadId ? { message_thread_id: threadId } : {}),
-        ...(replyToId && Number.isFinite(replyToId)
+        ...(replyToId !== undefined
           ? { reply_parameters: { message_id: replyToId, allow_sending_without_reply: true } }
           : {}),
       };
       try {
-        const sent = await bot.api.sendMessage(chatId, message.text, { ...other, parse_mode: "HTML" });
+        const sent = await bot.api.sendMessage(chatId, message.text, { ...other, parse_mode: "HTML" }, abort);
         return { platformMessageId: String(sent.message_id) };
       } catch (err) {
-        if (!this.#isEntityError(err)) throw err;
+        if (this.#failure(err).kind !== "bad_entities") throw err;
         this.#o.logger.warn(
-          { chatId, err: this.#describe(err) },
+          { chatId, err: this.#failure(err).description },
           "Telegram rejected the formatting; sending plain text",
         );
         const sent = await bot.api.sendMessage(
           chatId,
           htmlToText(message.text, this.limits.maxMessageChars),
           other,
+          abort,
         );
         return { platformMessageId: String(sent.message_id) };
       }
     } catch (err) {
-      throw this.#toSendError(err, chatId);
+      const sendError = this.#toSendError(err, chatId);
+      // A retryable failure leaves the preview in place (closed), so the retry edits it again
+      // instead of sending a second message next to a stale partial one.
+      if (preview && !sendError.retryable) preview.done();
+      throw sendError;
+    }
+  }
+
+  /**
+   * Puts the final text into the preview message. Resolves false when the preview is gone
+   * (the user deleted it) so the caller sends a fresh message; throws other failures.
+   */
+  async #finishPreview(
+    bot: Bot,
+    chatId: string,
+    previewId: number,
+    html: string,
+    signal: GrammySignal,
+  ): Promise<boolean> {
+    try {
+      await bot.api.editMessageText(chatId, previewId, html, { parse_mode: "HTML" }, signal);
+      return true;
+    } catch (err) {
+      const kind = this.#failure(err).kind;
+      if (kind === "not_modified") return true;
+      if (kind === "message_gone") return false;
+      if (kind !== "bad_entities") throw err;
+    }
+    try {
+      await bot.api.editMessageText(
+        chatId,
+        previewId,
+        htmlToText(html, this.limits.maxMessageChars),
+        {},
+        signal,
+      );
+      return true;
+    } catch (err) {
+      const kind = this.#failure(err).kind;
+      if (kind === "not_modified") return true;
+      if (kind === "message_gone") return false;
+      throw err;
     }
   }
 
@@ -422,59 +469,13 @@ export class TelegramChannel implements Channel {
     });
   }
 
-  /** Streaming preview: one message, edited as text arrives, no more than once a second. */
-  streamDelta(target: ChatTarget, delta: string): void {
-    if (this.#o.streaming !== "edit" || !this.#bot) return;
-    const key = previewKey(target);
-    const preview = this.#previews.get(key);
-    if (!preview) {
-      const threadId = target.threadId ? Number(target.threadId) : undefined;
-      const fresh: Preview = {
-        id: undefined,
-        ready: Promise.resolve(),
-        text: delta,
-        lastEditAt: Date.now(),
-        timer: undefined,
-      };
-      fresh.ready = this.#bot.api
-        .sendMessage(
-          target.chatId,
-          delta.slice(0, 4096) || "…",
-          threadId ? { message_thread_id: threadId } : {},
-        )
-        .then((m) => {
-          fresh.id = m.message_id;
-        })
-        .catch((err: unknown) => {
-          this.#o.logger.debug({ err: this.#describe(err) }, "preview send failed");
-        });
-      this.#previews.set(key, fresh);
-      return;
-    }
-    preview.text += delta;
-    if (preview.timer) return;
-    const wait = Math.max(0, preview.lastEditAt + PREVIEW_EDIT_MS - Date.now());
-    const p = preview;
-    p.timer = setTimeout(() => {
-      p.timer = undefined;
-      p.lastEditAt = Date.now();
-      void p.ready.then(() => {
-        if (p.id === undefined || this.#previews.get(key) !== p) return;
-        this.#bot?.api.editMessageText(target.chatId, p.id, p.text.slice(0, 4096)).catch(() => undefined);
-      });
-    }, wait);
-    p.timer.unref();
-  }
-
-  /** The first chunk of a streamed reply replaces its preview message. */
-  async #takePreview(message: OutboundMessage): Promise<number | undefined> {
-    const key = previewKey(message);
-    const preview = this.#previews.get(key);
-    if (!preview) return undefined;
-    this.#previews.delete(key);
-    if (preview.timer) clearTimeout(preview.timer);
-    await preview.ready;
-    return preview.id;
+  /**
+   * Streaming preview (`streaming: edit`): one message per turn, edited as text arrives, no
+   * more than once a second, replying to the message the turn answers (`target.replyTo`).
+   */
+  streamDelta(target: ChatTarget & { replyTo?: string }, delta: string): void {
+    if (this.#o.streaming !== "edit") return;
+    this.#previews.delta(target, delta);
   }
 
   // ------------------------------------------------------------------ errors
@@ -485,71 +486,24 @@ export class TelegramChannel implements Channel {
     return this.#bot;
   }
 
+  #failure(err: unknown): TelegramFailure {
+    return toTelegramFailure(err, this.#grammy);
+  }
+
+  #label(): string {
+    return `telegram account "${this.accountId}"${this.#me ? ` (@${this.#me.username})` : ""}`;
+  }
+
   #toSendError(err: unknown, chatId: string): ChannelSendError {
-    const g = this.#grammy;
-    if (g && err instanceof g.GrammyError) {
-      if (err.error_code === 429) {
-        return new ChannelSendError("rate_limit", err.description, {
-          cause: err,
-          retryAfterMs: (err.parameters.retry_after ?? 1) * 1000,
-        });
-      }
-      if (err.error_code >= 500) return new ChannelSendError("transient", err.description, { cause: err });
-      // 400 (chat not found, too long), 403 (blocked by the user, kicked), 401: retrying cannot help.
-      this.#o.logger.warn(
-        { chatId, code: err.error_code, description: err.description },
-        "Telegram refused the message",
-      );
-      return new ChannelSendError("permanent", `${err.error_code} ${err.description} (chat ${chatId})`, {
-        cause: err,
-      });
-    }
     if (err instanceof ChannelSendError) return err;
-    return new ChannelSendError("transient", this.#describe(err), { cause: err });
-  }
-
-  #retryAfterMs(err: unknown): number | undefined {
-    const g = this.#grammy;
-    if (g && err instanceof g.GrammyError && err.error_code === 429)
-      return (err.parameters.retry_after ?? 1) * 1000;
-    return undefined;
-  }
-
-  #isEntityError(err: unknown): boolean {
-    const g = this.#grammy;
-    return Boolean(
-      g &&
-        err instanceof g.GrammyError &&
-        err.error_code === 400 &&
-        /can't parse entities/i.test(err.description),
-    );
-  }
-
-  #isNotModified(err: unknown): boolean {
-    const g = this.#grammy;
-    return Boolean(g && err instanceof g.GrammyError && /message is not modified/i.test(err.description));
-  }
-
-  #describe(err: unknown): string {
-    const g = this.#grammy;
-    if (g && err instanceof g.GrammyError) return `${err.error_code} ${err.description}`;
-    return err instanceof Error ? err.message : String(err);
+    const sendError = toSendError(this.#failure(err), err, chatId);
+    if (!sendError.retryable)
+      this.#o.logger.warn({ chatId, err: sendError.message }, "Telegram refused the message");
+    return sendError;
   }
 }
 
-function previewKey(target: ChatTarget): string {
-  return `${target.chatId}:${target.threadId ?? ""}`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
+/** The message was not committed and must be retried, never dropped. */
+function isCommitFailure(err: unknown): boolean {
+  return err instanceof SinkUnavailableError || err instanceof StoreError;
 }

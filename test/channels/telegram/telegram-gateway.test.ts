@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { markdownToPlainText } from "../../../src/channels/telegram/format.js";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../../fakes/telegram-bot-api.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../../helpers/test-gateway.js";
@@ -28,7 +29,7 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function setup(telegram: Record<string, unknown> = {}) {
+async function setup(telegram: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
   sim = new ModelSimulator();
   await sim.start();
   tg = new FakeTelegramBotApi();
@@ -39,6 +40,7 @@ async function setup(telegram: Record<string, unknown> = {}) {
     channels: {
       telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], groups: [GROUP.id], ...telegram },
     },
+    ...extra,
   });
   return { sim, tg, gw };
 }
@@ -149,39 +151,92 @@ describe("Telegram channel", () => {
     const sent = tg.sentMessages({ chatId: GROUP.id });
     expect(sent.map((m) => m.message_thread_id)).toEqual([11, 22]);
     expect(
-      await gw.running.store.sessions.get(`agent:main:telegram:group:${GROUP.id}:thread:11`),
+      await gw.running.store.sessions.get(`agent:main:telegram:default:group:${GROUP.id}:thread:11`),
     ).toBeDefined();
     expect(
-      await gw.running.store.sessions.get(`agent:main:telegram:group:${GROUP.id}:thread:22`),
+      await gw.running.store.sessions.get(`agent:main:telegram:default:group:${GROUP.id}:thread:22`),
     ).toBeDefined();
     // The second topic's run did not see the first topic's conversation.
     expect(JSON.stringify(sim.requests[1]?.body)).not.toContain("in topic 1");
   });
 
-  it("sends a 10,000-character reply with a code block as ordered chunks, the block intact", async () => {
+  it("sends a 10,000-character reply as ordered chunks; a block longer than a chunk is closed and reopened", async () => {
     const { sim, tg } = await setup();
-    const code = Array.from({ length: 60 }, (_, i) => `const line${i} = ${i}; // keep me whole`).join("\n");
-    const prose = (n: number) =>
-      Array.from({ length: n }, (_, i) => `Paragraph ${i} says something useful.`).join("\n\n");
-    const reply = `${prose(130)}\n\n\`\`\`ts\n${code}\n\`\`\`\n\n${prose(130)}`;
+    // ~5,600 characters of code: more than one 4096-character message can hold.
+    const code = Array.from({ length: 150 }, (_, i) => `const line${i} = ${i}; // keep me whole`).join("\n");
+    const prose = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => `Paragraph ${from + i} says something useful.`).join("\n\n");
+    const reply = `${prose(0, 100)}\n\n\`\`\`ts\n${code}\n\`\`\`\n\n${prose(100, 100)}`;
     expect(reply.length).toBeGreaterThan(10_000);
     sim.script({ text: reply });
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "long one please" });
-    const expected = Math.ceil(reply.length / 4096);
-    await botSays(tg, ANN.id, expected);
-    await new Promise((r) => setTimeout(r, 200));
-    const chunks = tg.sentMessages({ chatId: ANN.id }).map((m) => m.text ?? "");
-    for (const c of chunks) expect(c.length).toBeLessThanOrEqual(4096);
-    const joined = chunks.join("\n");
-    expect(joined.indexOf("Paragraph 0 says")).toBeLessThan(joined.indexOf("const line0"));
-    const withCode = chunks.filter((c) => c.includes("const line"));
-    expect(withCode).toHaveLength(1); // the block fits in one message and was not split
-    expect(withCode[0]).toContain(code);
-    const htmlSends = tg.calls.filter(
-      (c) => c.method === "sendMessage" && String(c.params.text).includes("const line0"),
-    );
-    expect(String(htmlSends[0]?.params.text)).toContain('<pre><code class="language-ts">');
+    const sends = async () => {
+      // Every chunk has been sent once the last paragraph has.
+      await tg.waitFor("sendMessage", (c) => String(c.params.text).includes("Paragraph 199 says"), 10_000);
+      return tg.calls.filter(
+        (c) => c.method === "sendMessage" && String(c.params.chat_id) === String(ANN.id),
+      );
+    };
+    const html = (await sends()).map((c) => String(c.params.text));
+    const shown = tg.sentMessages({ chatId: ANN.id }).map((m) => m.text ?? "");
+    expect(shown).toHaveLength(html.length);
+    for (const c of shown) expect(c.length).toBeLessThanOrEqual(4096);
+    // The block spans messages: each part is a complete, closed block that keeps its language.
+    const withCode = html.filter((c) => c.includes("const line"));
+    expect(withCode.length).toBeGreaterThanOrEqual(2);
+    for (const c of withCode) {
+      expect(c).toContain('<pre><code class="language-ts">');
+      expect(c.split("<pre>").length).toBe(c.split("</pre>").length);
+    }
+    // Joined in order (the reopened fences render as nothing), the messages are the rendered reply.
+    const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
+    expect(lines(shown.join("\n"))).toEqual(lines(markdownToPlainText(reply)));
   });
+
+  it("retries a 429 on send at most outbox.maxAttempts times, then shows the reply as dead", async () => {
+    const { sim, tg, gw } = await setup({}, { outbox: { maxAttempts: 3 } });
+    tg.injectFault({
+      method: "sendMessage",
+      errorCode: 429,
+      description: "Too Many Requests: retry after 0",
+      parameters: { retry_after: 0 },
+      times: 10,
+    });
+    sim.script({ text: "rate limited forever" });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "hi" });
+    const t0 = Date.now();
+    while ((await gw.running.store.outbox.countByState()).dead === 0 && Date.now() - t0 < 10_000) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const [dead] = await gw.running.store.outbox.listByState("dead", 10);
+    expect(dead?.attempts).toBe(3);
+    expect(dead?.lastError).toMatch(/^rate_limit: 429 Too Many Requests/);
+    expect(tg.calls.filter((c) => c.method === "sendMessage")).toHaveLength(3);
+    expect(tg.sentMessages({ chatId: ANN.id })).toHaveLength(0);
+    const status = (await (await fetch(`${gw.url}/v1/status`)).json()) as {
+      deadReplies: Array<{ chatId: string; text: string; attempts: number }>;
+    };
+    expect(status.deadReplies).toEqual([
+      expect.objectContaining({ chatId: String(ANN.id), text: "rate limited forever", attempts: 3 }),
+    ]);
+  });
+
+  it("keeps the typing indicator alive while a long run works", async () => {
+    const { sim, tg } = await setup();
+    // 9 stream frames 700 ms apart: the run lasts over 5.5 s, longer than one typing indicator.
+    sim.script({ text: "a slow answer, streamed piece by piece", chunkDelayMs: 700 });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "take your time" });
+    await tg.waitFor("sendMessage", (c) => String(c.params.chat_id) === String(ANN.id), 15_000);
+    const typing = tg.calls.filter(
+      (c) =>
+        c.method === "sendChatAction" &&
+        String(c.params.chat_id) === String(ANN.id) &&
+        c.params.action === "typing",
+    );
+    expect(typing.length).toBeGreaterThanOrEqual(2);
+    // Refreshed before Telegram's ~5 s indicator runs out.
+    expect((typing[1]?.timeMs ?? 0) - (typing[0]?.timeMs ?? 0)).toBeLessThan(5_000);
+  }, 20_000);
 
   it("waits retry_after on a 429 and delivers the reply once", async () => {
     const { sim, tg } = await setup();
@@ -225,7 +280,7 @@ describe("Telegram channel", () => {
     }
     const [dead] = await gw.running.store.outbox.listByState("dead", 1);
     expect(dead?.lastError).toMatch(/403 Forbidden: bot was blocked by the user \(chat 42\)/);
-    expect(dead?.attempts).toBe(0);
+    expect(dead?.attempts).toBe(1); // the one failed attempt; never retried
     const status = (await (await fetch(`${gw.url}/v1/status`)).json()) as { deadReplies: unknown[] };
     expect(status.deadReplies).toHaveLength(1);
   });
@@ -273,6 +328,26 @@ describe("Telegram channel", () => {
     expect(readFileSync(join(saved, files.find((f) => f.endsWith("notes.txt")) ?? ""), "utf8")).toBe(
       "hello file",
     );
+  });
+
+  it("does not download the files of a sender who is not admitted (they get a pairing code)", async () => {
+    const { sim, tg, gw } = await setup();
+    tg.addFile(TOKEN, {
+      fileId: "stranger-file",
+      content: Buffer.from("secret"),
+      filePath: "documents/s.txt",
+    });
+    tg.pushMessage(TOKEN, {
+      chat: { id: BOB.id, type: "private" },
+      from: BOB,
+      caption: "open this",
+      document: { file_id: "stranger-file", file_unique_id: "x", file_name: "s.txt", file_size: 6 },
+    });
+    const [reply] = await botSays(tg, BOB.id, 1);
+    expect(reply).toMatch(/pairing code/);
+    expect(existsSync(join(gw.running.workspaceDir, "inbox/telegram/43"))).toBe(false);
+    expect(tg.calls.filter((c) => c.method === "getFile")).toHaveLength(0);
+    expect(sim.requests).toHaveLength(0);
   });
 
   it("streams a preview by editing one message, then finishes it with the final text", async () => {

@@ -1,0 +1,209 @@
+/**
+ * Streaming previews (`streaming: edit`): while a turn runs, one Telegram message shows its text
+ * so far, edited at most once per interval; the reply's first chunk then replaces it. A preview
+ * belongs to one turn (chat, topic and the message it answers), so a followup turn gets its own.
+ * Edits of one preview run one after another; taking a preview for the final text stops the
+ * timer and waits for the edit in flight, so a partial edit can never land after the final one.
+ */
+import type { Logger } from "../../util/logger.js";
+
+/** Which turn a preview belongs to. */
+export interface PreviewTarget {
+  chatId: string;
+  threadId?: string;
+  /** Platform id of the message the turn answers (`<chat>:<message id>`); the preview replies to it. */
+  replyTo?: string;
+}
+
+/** The two Bot API calls a preview needs (grammY's `bot.api` satisfies it). */
+export interface PreviewApi {
+  sendMessage(
+    chatId: string,
+    text: string,
+    other: {
+      message_thread_id?: number;
+      reply_parameters?: { message_id: number; allow_sending_without_reply: boolean };
+    },
+  ): Promise<{ message_id: number }>;
+  editMessageText(chatId: string, messageId: number, text: string): Promise<unknown>;
+}
+
+export interface StreamingPreviewsOptions {
+  /** The API to call; undefined while the channel is not started (deltas are then dropped). */
+  api: () => PreviewApi | undefined;
+  /** Least time between two edits of one preview, in ms (default 1000). */
+  editIntervalMs?: number;
+  /** A preview never taken (its turn was interrupted) is forgotten after this long, in ms (default 1 h). */
+  ttlMs?: number;
+  /** Longest preview text; longer text is cut (default 4096). */
+  maxChars?: number;
+  now?: () => number;
+  logger: Logger;
+}
+
+/** A preview handed to the final send. */
+export interface TakenPreview {
+  messageId: number;
+  /** The final text is in place: forget the preview. */
+  done(): void;
+}
+
+interface Preview {
+  /** Set once the preview message exists. */
+  id: number | undefined;
+  /** Everything streamed so far. */
+  text: string;
+  /** What the message shows now. */
+  shown: string;
+  createdAt: number;
+  lastEditAt: number;
+  timer: NodeJS.Timeout | undefined;
+  /** The send or edit in flight; edits are chained on it, so they never overlap. */
+  inflight: Promise<void>;
+  /** The final text is being put in place: no more partial edits. */
+  closed: boolean;
+}
+
+/** The previews of one Telegram account. */
+export class StreamingPreviews {
+  readonly #o: Required<Omit<StreamingPreviewsOptions, "api" | "logger">> & StreamingPreviewsOptions;
+  readonly #previews = new Map<string, Preview>();
+
+  constructor(options: StreamingPreviewsOptions) {
+    this.#o = {
+      editIntervalMs: 1_000,
+      ttlMs: 3_600_000,
+      maxChars: 4096,
+      now: Date.now,
+      ...options,
+    };
+  }
+
+  /** Previews alive now (for tests and metrics). */
+  get size(): number {
+    return this.#previews.size;
+  }
+
+  /** Adds streamed text to the turn's preview, creating it (as a reply to the turn's message) on the first delta. */
+  delta(target: PreviewTarget, text: string): void {
+    this.#prune();
+    const key = keyOf(target);
+    const existing = this.#previews.get(key);
+    if (existing) {
+      if (existing.closed) return; // the final text is on its way; nothing may overwrite it
+      existing.text += text;
+      this.#scheduleEdit(existing, target.chatId);
+      return;
+    }
+    const api = this.#o.api();
+    if (!api) return;
+    const now = this.#o.now();
+    const preview: Preview = {
+      id: undefined,
+      text,
+      shown: "",
+      createdAt: now,
+      lastEditAt: now,
+      timer: undefined,
+      inflight: Promise.resolve(),
+      closed: false,
+    };
+    const first = this.#clip(text) || "…";
+    const threadId = target.threadId ? Number(target.threadId) : undefined;
+    const replyId = messageIdOf(target.replyTo);
+    preview.inflight = api
+      .sendMessage(target.chatId, first, {
+        ...(threadId ? { message_thread_id: threadId } : {}),
+        ...(replyId !== undefined
+          ? { reply_parameters: { message_id: replyId, allow_sending_without_reply: true } }
+          : {}),
+      })
+      .then((m) => {
+        preview.id = m.message_id;
+        preview.shown = first;
+        if (preview.text !== text) this.#scheduleEdit(preview, target.chatId);
+      })
+      .catch((err: unknown) => this.#o.logger.debug({ err, chatId: target.chatId }, "preview send failed"));
+    this.#previews.set(key, preview);
+  }
+
+  /**
+   * Closes the turn's preview for its final text: stops the edit timer and waits for the send
+   * or edit in flight. Resolves undefined when the turn has no preview (or it never appeared).
+   * Until `done()` is called the preview stays (closed), so a retried final send finds it again.
+   */
+  async take(target: PreviewTarget): Promise<TakenPreview | undefined> {
+    this.#prune();
+    let key = keyOf(target);
+    // A turn runner that does not name the answered message keys previews by chat and topic only.
+    if (!this.#previews.has(key) && target.replyTo) key = keyOf({ ...target, replyTo: undefined });
+    const preview = this.#previews.get(key);
+    if (!preview) return undefined;
+    preview.closed = true;
+    if (preview.timer) clearTimeout(preview.timer);
+    preview.timer = undefined;
+    await preview.inflight;
+    const forget = () => {
+      if (this.#previews.get(key) === preview) this.#previews.delete(key);
+    };
+    if (preview.id === undefined) {
+      forget();
+      return undefined;
+    }
+    return { messageId: preview.id, done: forget };
+  }
+
+  /** Forgets every preview and stops their timers (the channel stops). */
+  clear(): void {
+    for (const p of this.#previews.values()) if (p.timer) clearTimeout(p.timer);
+    this.#previews.clear();
+  }
+
+  #scheduleEdit(preview: Preview, chatId: string): void {
+    if (preview.timer || preview.closed || preview.id === undefined) return;
+    const wait = Math.max(0, preview.lastEditAt + this.#o.editIntervalMs - this.#o.now());
+    preview.timer = setTimeout(() => {
+      preview.timer = undefined;
+      if (preview.closed) return;
+      preview.lastEditAt = this.#o.now();
+      preview.inflight = preview.inflight.then(() => this.#edit(preview, chatId));
+    }, wait);
+    preview.timer.unref();
+  }
+
+  async #edit(preview: Preview, chatId: string): Promise<void> {
+    const api = this.#o.api();
+    const text = this.#clip(preview.text);
+    if (!api || preview.closed || preview.id === undefined || text === preview.shown) return;
+    try {
+      await api.editMessageText(chatId, preview.id, text);
+      preview.shown = text;
+    } catch (err) {
+      this.#o.logger.debug({ err, chatId }, "preview edit failed");
+    }
+  }
+
+  #clip(text: string): string {
+    return text.length > this.#o.maxChars ? text.slice(0, this.#o.maxChars) : text;
+  }
+
+  #prune(): void {
+    const cutoff = this.#o.now() - this.#o.ttlMs;
+    for (const [key, p] of this.#previews) {
+      if (p.createdAt >= cutoff) continue;
+      if (p.timer) clearTimeout(p.timer);
+      this.#previews.delete(key);
+    }
+  }
+}
+
+function keyOf(target: PreviewTarget): string {
+  return `${target.chatId}:${target.threadId ?? ""}:${target.replyTo ?? ""}`;
+}
+
+/** `<chat>:<message id>` (the channel's platformMessageId) → the message id. */
+export function messageIdOf(platformMessageId: string | undefined): number | undefined {
+  if (!platformMessageId) return undefined;
+  const id = Number(platformMessageId.split(":").pop());
+  return Number.isInteger(id) && id > 0 ? id : undefined;
+}
