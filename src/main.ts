@@ -124,7 +124,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (seeded.created.length > 0)
     logger.info({ workspaceDir, files: seeded.created.length }, "workspace created from template");
 
-  const opened = openSqliteStore({ path: join(options.home, "switchyard.db") });
+  const opened = openSqliteStore({
+    path: join(options.home, "switchyard.db"),
+    checkpointInWorker: true,
+    logger: logger.child({ name: "store" }),
+  });
   const store = options.wrapStore ? options.wrapStore(opened) : opened;
   const metrics = new GatewayMetrics();
 
@@ -342,7 +346,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         for (const channel of gw.channels()) await channel.stop();
         await server.close();
         await simulator?.close();
-        store.close();
+        await store.close();
         logger.info({ drained }, "gateway stopped");
       })();
       return stopping;

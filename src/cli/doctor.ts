@@ -67,7 +67,7 @@ export async function runDoctor(options: CliOptions): Promise<number> {
     const store = openSqliteStore({ path: dbPath });
     const version = store.schemaVersion();
     const dead = (await store.outbox.countByState()).dead;
-    store.close();
+    await store.close();
     add(
       dead > 0 ? "warn" : "ok",
       "database",

@@ -61,6 +61,6 @@ export async function runPairing(options: CliOptions, args: string[]): Promise<n
     process.stderr.write(`switchyard pairing: unknown action "${action}" (list, approve, revoke)\n`);
     return 2;
   } finally {
-    store.close();
+    await store.close();
   }
 }

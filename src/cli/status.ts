@@ -96,7 +96,7 @@ async function offlineStatus(options: CliOptions, url: string): Promise<number> 
       );
     }
   } finally {
-    store.close();
+    await store.close();
   }
   return 1;
 }

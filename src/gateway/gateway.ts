@@ -107,7 +107,16 @@ export class Gateway implements InboundSink {
         };
       }
     }
-    const { record, duplicate } = await store.inbox.receive(message, sessionKey, clock.now());
+    // A message the policy admits without side effects, and no command, is committed straight
+    // into the queue: one step. Anything else is committed `received`, then routed.
+    const admitted =
+      parseCommand(message.text) === undefined && (access.admits ? await access.admits(message) : true);
+    const { record, duplicate } = await store.inbox.receive(
+      message,
+      sessionKey,
+      clock.now(),
+      admitted ? "queued" : "received",
+    );
     if (duplicate) {
       if (record.state === "received" && !this.#routing.has(record.id)) {
         // Committed earlier, but routing failed (a store error): finish what the first try began.
@@ -118,7 +127,10 @@ export class Gateway implements InboundSink {
       logger.info({ inboxId: record.id, dedupeKey: record.dedupeKey }, "duplicate delivery ignored");
       return { status: "duplicate", inboxId: record.id, sessionKey };
     }
-    return this.#route(record);
+    if (!admitted) return this.#route(record);
+    metrics.inbound.inc({ channel: message.channel, verdict: "accepted" });
+    this.#schedule(sessionKey, "human", 1);
+    return { status: "accepted", inboxId: record.id, sessionKey };
   }
 
   /**

@@ -33,12 +33,14 @@ export interface InboxRecord {
 export interface InboxRepo {
   /**
    * Commits an inbound message as `received`, or reports the existing row when the dedupe key
-   * was seen before (`duplicate: true`, nothing written).
+   * was seen before (`duplicate: true`, nothing written). `state: "queued"` commits a message
+   * that already passed access control straight into the queue (one step instead of two).
    */
   receive(
     message: InboundMessage,
     sessionKey: string,
     now: number,
+    state?: "received" | "queued",
   ): Promise<{ record: InboxRecord; duplicate: boolean }>;
   /** received → queued (passed access control). */
   markQueued(id: number, now: number): Promise<void>;
@@ -353,7 +355,11 @@ export interface Store {
   rejectWithReply(inboxId: number, reason: string, outbox: OutboxInsert[], now: number): Promise<boolean>;
   /** Schema version the database is at. */
   schemaVersion(): number;
-  close(): void;
+  /**
+   * Closes the store; idempotent. Resolves when background work on the database (the SQLite
+   * store's checkpoint worker) has finished too, so its files may then be moved or removed.
+   */
+  close(): Promise<void>;
 }
 
 /** Store failures with a stable code and a plain-words message. */

@@ -171,24 +171,27 @@ describe("start-up recovery", () => {
 
 describe("a failing store", () => {
   it("routes a message whose first routing failed when the client sends it again", async () => {
-    let failQueue = 1;
+    // A command is committed `received`, then routed; the routing step fails once.
+    let failRouting = 1;
     gw = await startTestGateway(simulatorConfig(sim, "anthropic"), {
       home,
       wrapStore: (store) => {
-        const markQueued = store.inbox.markQueued.bind(store.inbox);
-        store.inbox.markQueued = async (id, now) => {
-          if (failQueue-- > 0) throw new StoreError("locked", "database is locked (injected)");
-          return markQueued(id, now);
+        const rejectWithReply = store.rejectWithReply.bind(store);
+        store.rejectWithReply = async (...args) => {
+          if (failRouting-- > 0) throw new StoreError("locked", "database is locked (injected)");
+          return rejectWithReply(...args);
         };
         return store;
       },
     });
-    sim.script({ text: "Got it." });
-    const first = await gw.chat("cy", "hello", "m3");
+    const first = await gw.chat("cy", "/help", "m3");
     expect(first.status).toBe(503); // nothing lost: the client sends it again
-    const second = await gw.chat("cy", "hello", "m3");
-    expect(second.body.replies?.map((r) => r.text)).toEqual(["Got it."]);
-    expect(sim.requests).toHaveLength(1);
+    const second = await gw.chat("cy", "/help", "m3");
+    expect(second.body.replies?.[0]?.text).toMatch(/^Commands:/);
+    // The home is fresh: the command is inbox row 1, answered once.
+    expect(await gw.running.store.inbox.get(1)).toMatchObject({ state: "rejected", error: "command /help" });
+    expect(await gw.running.store.outbox.listForInbox(1)).toHaveLength(1);
+    expect(sim.requests).toHaveLength(0);
   });
 
   it("keeps a finished turn until the store accepts it, and answers once", async () => {

@@ -7,7 +7,6 @@
  */
 import http from "node:http";
 import https from "node:https";
-import { Readable } from "node:stream";
 
 /** Sockets kept open per host; model calls are capped by the lane queue well below this. */
 const MAX_SOCKETS = 64;
@@ -73,7 +72,7 @@ function request(
       const nullBody = NULL_BODY_STATUSES.has(status) || init.method === "HEAD";
       if (nullBody) res.resume();
       resolve(
-        new Response(nullBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+        new Response(nullBody ? null : toWebStream(res), {
           status,
           statusText: res.statusMessage ?? "",
           headers: responseHeaders,
@@ -82,6 +81,37 @@ function request(
     });
     req.end(body);
   });
+}
+
+/**
+ * The response body as a web stream, with backpressure (the socket pauses while the reader is
+ * behind). Leaner than `Readable.toWeb`, which costs a noticeable share of a streamed call.
+ */
+function toWebStream(res: http.IncomingMessage): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        res.on("data", (chunk: Buffer) => {
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 1) <= 0) res.pause();
+        });
+        res.once("end", () => controller.close());
+        res.once("error", (err) => controller.error(err));
+        res.once("close", () => {
+          // Destroyed before its end (an abort, a dropped connection): the reader must not hang.
+          if (!res.complete)
+            controller.error(res.errored ?? new Error("the connection closed before the response ended"));
+        });
+      },
+      pull() {
+        res.resume();
+      },
+      cancel(reason) {
+        res.destroy(reason instanceof Error ? reason : undefined);
+      },
+    },
+    { highWaterMark: 16 },
+  );
 }
 
 function abortReason(signal: AbortSignal): Error {

@@ -48,12 +48,14 @@ export function inboxDedupeKey(message: InboundMessage): string {
 export class SqliteInboxRepo implements InboxRepo {
   readonly #path: string;
   readonly #transcript: SqliteTranscriptRepo;
-  readonly #receiveTx: Transaction<(message: InboundMessage, sessionKey: string, now: number) => Received>;
+  readonly #receiveTx: Transaction<
+    (message: InboundMessage, sessionKey: string, now: number, state: "received" | "queued") => Received
+  >;
   readonly #claimTx: Transaction<
     (sessionKey: string, sessionId: string, runId: string, all: boolean, now: number) => InboxRecord[]
   >;
   readonly #insert: Statement<
-    [{ dedupeKey: string; sessionKey: string; message: string; now: number }],
+    [{ dedupeKey: string; sessionKey: string; message: string; state: "received" | "queued"; now: number }],
     InboxRow
   >;
   readonly #byDedupeKey: Statement<[string], InboxRow>;
@@ -74,7 +76,7 @@ export class SqliteInboxRepo implements InboxRepo {
     this.#transcript = transcript;
     this.#insert = db.prepare(
       `INSERT INTO inbox (dedupe_key, session_key, message, state, attempts, received_at, updated_at)
-       VALUES (@dedupeKey, @sessionKey, @message, 'received', 0, @now, @now)
+       VALUES (@dedupeKey, @sessionKey, @message, @state, 0, @now, @now)
        ON CONFLICT (dedupe_key) DO NOTHING
        RETURNING *`,
     );
@@ -118,14 +120,22 @@ export class SqliteInboxRepo implements InboxRepo {
       `UPDATE inbox SET state = ?, error = ?, updated_at = ?
        WHERE id = ? AND state = 'running' AND run_id = ?`,
     );
-    this.#receiveTx = db.transaction((message: InboundMessage, sessionKey: string, now: number): Received => {
-      const dedupeKey = inboxDedupeKey(message);
-      const inserted = this.#insert.get({ dedupeKey, sessionKey, message: JSON.stringify(message), now });
-      if (inserted) return { record: toInboxRecord(inserted), duplicate: false };
-      const existing = this.#byDedupeKey.get(dedupeKey);
-      if (!existing) throw new Error(`inbox row ${dedupeKey} vanished during receive`);
-      return { record: toInboxRecord(existing), duplicate: true };
-    });
+    this.#receiveTx = db.transaction(
+      (message: InboundMessage, sessionKey: string, now: number, state: "received" | "queued"): Received => {
+        const dedupeKey = inboxDedupeKey(message);
+        const inserted = this.#insert.get({
+          dedupeKey,
+          sessionKey,
+          message: JSON.stringify(message),
+          state,
+          now,
+        });
+        if (inserted) return { record: toInboxRecord(inserted), duplicate: false };
+        const existing = this.#byDedupeKey.get(dedupeKey);
+        if (!existing) throw new Error(`inbox row ${dedupeKey} vanished during receive`);
+        return { record: toInboxRecord(existing), duplicate: true };
+      },
+    );
     this.#claimTx = db.transaction(
       (sessionKey: string, sessionId: string, runId: string, all: boolean, now: number): InboxRecord[] => {
         const claimed = this.#queuedOf.all(sessionKey, all ? -1 : 1).map((row) => {
@@ -160,8 +170,13 @@ export class SqliteInboxRepo implements InboxRepo {
     );
   }
 
-  async receive(message: InboundMessage, sessionKey: string, now: number): Promise<Received> {
-    return guard(this.#path, () => this.#receiveTx.immediate(message, sessionKey, now));
+  async receive(
+    message: InboundMessage,
+    sessionKey: string,
+    now: number,
+    state: "received" | "queued" = "received",
+  ): Promise<Received> {
+    return guard(this.#path, () => this.#receiveTx.immediate(message, sessionKey, now, state));
   }
 
   async markQueued(id: number, now: number): Promise<void> {

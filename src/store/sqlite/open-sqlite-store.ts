@@ -5,10 +5,12 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
+import type { Logger } from "../../util/logger.js";
 import type { Store } from "../types.js";
 import { guard } from "./errors.js";
 import { migrate } from "./migrations.js";
 import { SqliteStore } from "./sqlite-store.js";
+import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
 
 /** Where and how to open the database. */
 export interface SqliteStoreOptions {
@@ -18,6 +20,13 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Open without writing: no folder creation, no migration; writes fail `read_only`. Default false. */
   readonly?: boolean;
+  /**
+   * Checkpoint the WAL on a worker thread instead of inside commits (see WalCheckpointer), for
+   * a long-running writer such as the gateway. Ignored for `:memory:` and read-only. Default false.
+   */
+  checkpointInWorker?: boolean;
+  /** Where the checkpoint worker reports trouble. */
+  logger?: Logger;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -41,7 +50,12 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       db.pragma("synchronous = NORMAL");
       db.pragma("foreign_keys = ON");
       const version = migrate(db, path);
-      return new SqliteStore(db, path, version);
+      let checkpointer: WalCheckpointer | undefined;
+      if (options.checkpointInWorker && !memory && !readonly) {
+        db.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
+        checkpointer = new WalCheckpointer({ path, ...(options.logger ? { logger: options.logger } : {}) });
+      }
+      return new SqliteStore(db, path, version, checkpointer);
     } catch (err) {
       db.close();
       throw err;
@@ -49,7 +63,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   });
 }
 
-function resolveOptions(options: SqliteStoreOptions): Required<SqliteStoreOptions> {
+function resolveOptions(
+  options: SqliteStoreOptions,
+): Required<Pick<SqliteStoreOptions, "path" | "busyTimeoutMs" | "readonly">> {
   const { path, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS, readonly = false } = options;
   if (typeof path !== "string" || path.trim() === "") {
     throw new TypeError(`store path must be a file path or ":memory:", got ${JSON.stringify(path)}`);

@@ -12,6 +12,7 @@ import { SqliteSessionRepo } from "./session-repo.js";
 import { SqliteTranscriptRepo } from "./transcript-repo.js";
 import { SqlitePairingRepo } from "./pairing-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
+import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
  * Store over an open, migrated better-sqlite3 connection (see openSqliteStore). Every
@@ -33,8 +34,14 @@ export class SqliteStore implements Store {
     (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => boolean
   >;
 
-  /** `path` names the database in error messages; `schemaVersion` is what migrate returned. */
-  constructor(db: Database, path: string, schemaVersion: number) {
+  readonly #checkpointer: WalCheckpointer | undefined;
+
+  /**
+   * `path` names the database in error messages; `schemaVersion` is what migrate returned;
+   * `checkpointer`, when given, is stopped on close.
+   */
+  constructor(db: Database, path: string, schemaVersion: number, checkpointer?: WalCheckpointer) {
+    this.#checkpointer = checkpointer;
     this.#db = db;
     this.#path = path;
     this.#schemaVersion = schemaVersion;
@@ -77,8 +84,10 @@ export class SqliteStore implements Store {
     return this.#schemaVersion;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.#db.open) this.#db.close();
+    // The worker checkpoints once more and closes its own connection, the last one.
+    await this.#checkpointer?.stop();
   }
 
   #commit(turn: CommitTurn, now: number): boolean {
