@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { parseConfig } from "../src/config/load.js";
 import { type RunningGateway, startGateway } from "../src/main.js";
 import { ModelSimulator, type ModelSimulatorOptions } from "../src/simulator/model-simulator.js";
+import type { ModelProvider } from "../src/harness/providers/types.js";
 import { silentLogger } from "../src/util/logger.js";
 
 /** A started gateway and its simulator. */
@@ -24,6 +25,8 @@ export interface BenchGatewayOptions {
   simulator?: ModelSimulatorOptions;
   /** Merged into the `lanes` section; default {} (maxConcurrent 4, reservedForHuman 1). */
   lanes?: { maxConcurrent?: number; reservedForHuman?: number };
+  /** Answer with this provider instead of the SDK → simulator (the simulator still starts). */
+  provider?: ModelProvider;
 }
 
 /** Starts a simulator, then a gateway pointed at it. */
@@ -48,6 +51,7 @@ export async function startBenchGateway(options: BenchGatewayOptions = {}): Prom
       env: {},
       logger: silentLogger(),
       port: 0,
+      ...(options.provider ? { provider: options.provider } : {}),
     });
   } catch (error) {
     await simulator.close();

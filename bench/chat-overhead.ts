@@ -9,6 +9,7 @@
  * splitting the overhead into "before the model call" (intake, inbox, lane, prompt, SDK) and
  * "after" (stream, commit, answer).
  */
+import type { ModelProvider, ProviderEvent } from "../src/harness/providers/types.js";
 import { defaultResponder } from "../src/simulator/model-simulator.js";
 import { type BenchGateway, startBenchGateway } from "./bench-gateway.js";
 import { HttpClient, isAnswered } from "./http-client.js";
@@ -104,6 +105,7 @@ export const chatOverhead: Benchmark = {
             modelCallsPerTurn: callsPerTurn,
           },
         },
+        await ownOverheadRow(),
       ];
     } finally {
       client.close();
@@ -111,3 +113,53 @@ export const chatOverhead: Benchmark = {
     }
   },
 };
+
+/** A provider that answers at once in-process: what is left of a turn is the gateway's own work. */
+const instantProvider: ModelProvider = {
+  id: "instant",
+  simulated: false,
+  async *stream(): AsyncIterable<ProviderEvent> {
+    yield { type: "text_delta", text: "An answer " };
+    yield { type: "text_delta", text: "in two parts." };
+    yield {
+      type: "usage",
+      usage: { inputTokens: 900, outputTokens: 6, cacheReadTokens: 800, cacheWriteTokens: 0 },
+    };
+    yield { type: "stop", reason: "end_turn" };
+  },
+};
+
+/**
+ * The same turns with the model answering in-process (no vendor SDK, no model connection):
+ * HTTP intake, inbox, lanes, prompt, transcript, commit and answer, i.e. the part of the
+ * overhead that is the gateway's own.
+ */
+async function ownOverheadRow(): Promise<BenchRow> {
+  const client = new HttpClient({ maxSockets: 4, timeoutMs: 30_000 });
+  let gw: BenchGateway | undefined;
+  try {
+    gw = await startBenchGateway({ provider: instantProvider });
+    const url = `${gw.url}/v1/chat`;
+    const totals: number[] = [];
+    for (let i = 0; i < WARMUP + TURNS; i++) {
+      const start = performance.now();
+      const ok = isAnswered(
+        await client.postJson(url, { sender: `own-${i % SENDERS}`, text: `message ${i}` }),
+      );
+      if (!ok) throw new Error("request failed");
+      if (i >= WARMUP) totals.push(performance.now() - start);
+    }
+    const p50 = percentile(totals, 50);
+    const p99 = percentile(totals, 99);
+    progress(`chat-overhead (no SDK): p50 ${fmt(p50)} ms, p99 ${fmt(p99)} ms`);
+    return {
+      benchmark: `/v1/chat turn with the model answering in-process: the gateway's own share (ms; ${TURNS} turns)`,
+      figure: `p50 ${fmt(p50)} / p99 ${fmt(p99)}`,
+      target: "—",
+      values: { p50Ms: p50, p99Ms: p99 },
+    };
+  } finally {
+    client.close();
+    await gw?.stop();
+  }
+}
