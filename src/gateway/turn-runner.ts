@@ -16,6 +16,7 @@ import { findOrphanedToolCalls, toChatMessages } from "../harness/transcript.js"
 import type { CommitTurn, InboxRecord, OutboxInsert, RunRecord, RunTrigger, Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
+import { sleep } from "../util/sleep.js";
 import type { Logger } from "../util/logger.js";
 import { failureNotice } from "./failure-notice.js";
 import type { LaneTaskContext } from "./lanes/types.js";
@@ -415,19 +416,6 @@ export class TurnRunner {
     signal.addEventListener("abort", stop, { once: true });
     return stop;
   }
-}
-
-/** Waits `ms`; resolves early when `signal` aborts for shutdown (the caller then gives up). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 function isShutdown(error: Error | null, signal: AbortSignal): boolean {

@@ -9,6 +9,7 @@
 import type { Update } from "grammy/types";
 import type { Logger } from "../../util/logger.js";
 import type { TelegramFailure } from "./errors.js";
+import { sleep } from "../../util/sleep.js";
 
 export interface TelegramPollerOptions {
   /** `telegram account "default" (@name_bot)`, for log lines a person must act on. */
@@ -73,13 +74,13 @@ export class TelegramPoller {
             { err: f.description, retryInMs: waitMs },
             `${o.label}: Telegram refused to hand out updates (${f.description}). Another process is polling this bot, or a webhook is set for it; only one may receive updates. Trying again in ${Math.round(waitMs / 1000)} s.`,
           );
-          await abortableSleep(waitMs, signal);
+          await sleep(waitMs, signal);
           continue;
         }
         failures++;
         const waitMs = f.retryAfterMs ?? Math.min(30_000, retryBaseMs * 2 ** Math.min(failures - 1, 6));
         o.logger.warn({ err: f.description, retryInMs: waitMs }, "telegram getUpdates failed");
-        await abortableSleep(waitMs, signal);
+        await sleep(waitMs, signal);
         continue;
       }
       await this.#handleBatch(updates, signal);
@@ -127,18 +128,4 @@ async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Pro
     }
   };
   await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

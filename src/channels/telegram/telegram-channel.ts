@@ -28,7 +28,8 @@ import { downloadTelegramFile } from "./download.js";
 import { type TelegramFailure, configProblem, toSendError, toTelegramFailure } from "./errors.js";
 import { htmlToText, renderTelegramChunks } from "./format.js";
 import { type AddressingRules, mapUpdate } from "./inbound.js";
-import { TelegramPoller, abortableSleep } from "./polling.js";
+import { TelegramPoller } from "./polling.js";
+import { sleep } from "../../util/sleep.js";
 import { StreamingPreviews, messageIdOf } from "./preview.js";
 import { readWebhookUpdate } from "./webhook.js";
 
@@ -184,7 +185,7 @@ export class TelegramChannel implements Channel {
 
   async #connectLater(signal: AbortSignal): Promise<void> {
     for (let attempt = 1; !signal.aborted; attempt++) {
-      await abortableSleep(Math.min(60_000, 1_000 * 2 ** Math.min(attempt, 6)), signal);
+      await sleep(Math.min(60_000, 1_000 * 2 ** Math.min(attempt, 6)), signal);
       if (signal.aborted) return;
       try {
         await this.#connect();
@@ -278,7 +279,7 @@ export class TelegramChannel implements Channel {
             { err, updateId, retryInMs: waitMs },
             "could not commit a Telegram update; it stays unconfirmed and is retried",
           );
-          await abortableSleep(waitMs, signal);
+          await sleep(waitMs, signal);
           continue;
         }
         faults++;
@@ -293,7 +294,7 @@ export class TelegramChannel implements Channel {
           { err, updateId, attempt: faults, stage },
           "could not handle a Telegram update; trying again",
         );
-        await abortableSleep(this.#backoffMs(faults), signal);
+        await sleep(this.#backoffMs(faults), signal);
       }
     }
   }
