@@ -27,6 +27,8 @@ export interface BenchGatewayOptions {
   lanes?: { maxConcurrent?: number; reservedForHuman?: number };
   /** Answer with this provider instead of the SDK → simulator (the simulator still starts). */
   provider?: ModelProvider;
+  /** More config sections (`gateway`, `channels`, …), merged over the bench defaults. */
+  config?: Record<string, unknown>;
 }
 
 /** Starts a simulator, then a gateway pointed at it. */
@@ -41,6 +43,7 @@ export async function startBenchGateway(options: BenchGatewayOptions = {}): Prom
         agent: { model: "anthropic/claude-bench" },
         providers: { anthropic: { apiKey: "sk-ant-bench-key", baseUrl: simulator.url } },
         lanes: options.lanes ?? {},
+        ...options.config,
       },
       undefined,
     );

@@ -3,14 +3,10 @@
  * long-polling a {@link FakeTelegramBotApi} through real grammY, and its Anthropic provider
  * pointed at a {@link ModelSimulator} through the real SDK. `stop()` stops all three.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { parseConfig } from "../src/config/load.js";
-import { type RunningGateway, startGateway } from "../src/main.js";
-import { ModelSimulator, type ModelSimulatorOptions } from "../src/simulator/model-simulator.js";
-import { silentLogger } from "../src/util/logger.js";
+import type { RunningGateway } from "../src/main.js";
+import type { ModelSimulator, ModelSimulatorOptions } from "../src/simulator/model-simulator.js";
 import { FakeTelegramBotApi } from "../test/fakes/telegram-bot-api.js";
+import { type BenchGateway, startBenchGateway } from "./bench-gateway.js";
 
 /** The bot the fake serves and the gateway is configured with. */
 export const BENCH_BOT = {
@@ -37,29 +33,20 @@ export interface TelegramBenchGatewayOptions {
   pollTimeoutSeconds?: number;
 }
 
-/** Starts a simulator and a fake Bot API, then a gateway whose Telegram DMs are open to anyone. */
+/** Starts a fake Bot API, then a bench gateway (simulator included) whose Telegram DMs are open to anyone. */
 export async function startTelegramBenchGateway(
   options: TelegramBenchGatewayOptions = {},
 ): Promise<TelegramBenchGateway> {
-  const simulator = new ModelSimulator(options.simulator ?? {});
   const telegram = new FakeTelegramBotApi(options.now ? { now: options.now } : {});
-  const home = mkdtempSync(join(tmpdir(), "sy-bench-tg-"));
-  const cleanUp = async () => {
-    await telegram.close();
-    await simulator.close();
-    rmSync(home, { recursive: true, force: true });
-  };
-  let running: RunningGateway;
+  let gw: BenchGateway;
   try {
-    await simulator.start();
     await telegram.start();
     telegram.addBot(BENCH_BOT);
-    const config = parseConfig(
-      {
+    gw = await startBenchGateway({
+      ...(options.simulator ? { simulator: options.simulator } : {}),
+      config: {
         // A hung turn must not hold the stop for the default 30 s.
         gateway: { drainTimeoutMs: 5_000 },
-        agent: { model: "anthropic/claude-bench" },
-        providers: { anthropic: { apiKey: "sk-ant-bench-key", baseUrl: simulator.url } },
         channels: {
           telegram: {
             token: BENCH_BOT.token,
@@ -69,31 +56,22 @@ export async function startTelegramBenchGateway(
           },
         },
       },
-      undefined,
-    );
-    running = await startGateway({
-      config,
-      configFile: undefined,
-      home,
-      env: {},
-      logger: silentLogger(),
-      port: 0,
     });
   } catch (error) {
-    await cleanUp();
+    await telegram.close();
     throw error;
   }
   return {
-    running,
+    running: gw.running,
     telegram,
-    simulator,
+    simulator: gw.simulator,
     stop: async () => {
       try {
-        await running.stop();
+        await gw.stop();
       } catch {
         // Reported by the benchmark's own checks; stopping must go on.
       } finally {
-        await cleanUp();
+        await telegram.close();
       }
     },
   };

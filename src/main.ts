@@ -52,6 +52,25 @@ export interface ProviderChoice {
   simulated: boolean;
 }
 
+/** The environment variable each provider's key is read from when the config names none. */
+export const PROVIDER_KEY_ENV: Readonly<Record<ProviderName, string>> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai: "OPENAI_API_KEY",
+};
+
+/** A provider's API key: `providers.<name>.apiKey`, else its environment variable (if not empty). */
+export function providerApiKey(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  provider: ProviderName,
+): string | undefined {
+  return config.providers[provider].apiKey ?? (env[PROVIDER_KEY_ENV[provider]] || undefined);
+}
+
+/**
+ * Which provider answers `agent.model`, with its key and base URL; `simulated` when neither a
+ * key nor a base URL is configured (or the model is `simulator/…`): the built-in simulator answers.
+ */
 export function chooseProvider(config: Config, env: NodeJS.ProcessEnv): ProviderChoice {
   const [prefix, ...rest] = config.agent.model.split("/");
   const model = rest.join("/");
@@ -67,8 +86,7 @@ export function chooseProvider(config: Config, env: NodeJS.ProcessEnv): Provider
   }
   const provider = prefix as ProviderName;
   const settings = config.providers[provider];
-  const envKey = provider === "openai" ? env.OPENAI_API_KEY : env.ANTHROPIC_API_KEY;
-  const apiKey = settings.apiKey ?? (envKey ? envKey : undefined);
+  const apiKey = providerApiKey(config, env, provider);
   const simulated = !apiKey && !settings.baseUrl;
   return {
     provider,

@@ -10,6 +10,7 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { formatBytes } from "../util/format-bytes.js";
 
 /** A download went past the size cap; nothing was kept. */
 export class AttachmentTooLargeError extends Error {
@@ -72,15 +73,4 @@ export async function saveCapped(
     await rm(partial, { force: true });
     throw err;
   }
-}
-
-/** "812 B", "14.2 KB", "3.5 MB". */
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1_048_576) return `${trim(n / 1024)} KB`;
-  return `${trim(n / 1_048_576)} MB`;
-}
-
-function trim(x: number): string {
-  return x.toFixed(1).replace(/\.0$/, "");
 }

@@ -75,29 +75,6 @@ function pickCut(text: string, max: number, min: number): number {
   return block && block.start > min ? block.start : cut;
 }
 
-/** Where each fenced code block of `text` runs: from its opening line to the end of its closing one. */
-function fencedBlocks(text: string): Array<{ start: number; end: number }> {
-  const blocks: Array<{ start: number; end: number }> = [];
-  let open: { marker: string; start: number } | undefined;
-  let offset = 0;
-  for (const line of text.split("\n")) {
-    const m = FENCE_LINE.exec(line);
-    if (m) {
-      const marker = m[1] as string;
-      const info = m[2] as string;
-      if (!open) {
-        if (!(marker[0] === "`" && info.includes("`"))) open = { marker, start: offset };
-      } else if (marker[0] === open.marker[0] && marker.length >= open.marker.length && !info.trim()) {
-        blocks.push({ start: open.start, end: offset + line.length });
-        open = undefined;
-      }
-    }
-    offset += line.length + 1;
-  }
-  if (open) blocks.push({ start: open.start, end: text.length });
-  return blocks;
-}
-
 interface OpenFence {
   /** The opening line, e.g. "```ts". */
   line: string;
@@ -111,6 +88,19 @@ const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
 
 /** The code fence still open at the end of `text`, if any. */
 export function openFence(text: string): OpenFence | undefined {
+  const last = fencedBlocks(text).at(-1);
+  return last && !last.closed ? { line: last.line, marker: last.marker, start: last.start } : undefined;
+}
+
+/** One fenced code block: from its opening line to the end of its closing line (or the text). */
+interface FencedBlock extends OpenFence {
+  end: number;
+  closed: boolean;
+}
+
+/** Every fenced code block of `text`, in order; the last one may still be open. */
+function fencedBlocks(text: string): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
   let open: OpenFence | undefined;
   let offset = 0;
   for (const line of text.split("\n")) {
@@ -121,10 +111,12 @@ export function openFence(text: string): OpenFence | undefined {
       if (!open) {
         if (!(marker[0] === "`" && info.includes("`"))) open = { line, marker, start: offset };
       } else if (marker[0] === open.marker[0] && marker.length >= open.marker.length && !info.trim()) {
+        blocks.push({ ...open, end: offset + line.length, closed: true });
         open = undefined;
       }
     }
     offset += line.length + 1;
   }
-  return open;
+  if (open) blocks.push({ ...open, end: text.length, closed: false });
+  return blocks;
 }

@@ -99,11 +99,14 @@ export type AcceptResult =
   | { status: "rejected"; reason: string; sessionKey?: string; reply?: string }
   | { status: "command"; reply: string; sessionKey: string };
 
-/** `accept` refused to take a message for now (shutting down); the platform should redeliver. */
+/**
+ * `accept` could not take a message for now (shutting down, the store failing): nothing was
+ * committed, and the platform should deliver it again, after `retryAfterMs` if it can wait.
+ */
 export class SinkUnavailableError extends Error {
   readonly retryAfterMs: number;
-  constructor(message: string, retryAfterMs = 5_000) {
-    super(message);
+  constructor(message: string, retryAfterMs = 5_000, options: { cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
     this.name = "SinkUnavailableError";
     this.retryAfterMs = retryAfterMs;
   }
@@ -163,10 +166,7 @@ export interface Channel {
    * outbox rows carry as `replyTo` — so a channel that previews per turn (Telegram) keeps one
    * preview per turn, threads it to that message, and replaces exactly it with the reply.
    */
-  streamDelta?(
-    target: ChatTarget & { recipientId?: string; inboxIds?: readonly number[]; replyTo?: string },
-    delta: string,
-  ): void;
+  streamDelta?(target: ChatTarget & { inboxIds: readonly number[]; replyTo?: string }, delta: string): void;
 }
 
 /**

@@ -8,7 +8,8 @@ import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config/load.js";
 import type { Config, ProviderName, TelegramSettings } from "../config/schema.js";
-import { chooseProvider, resolveHome } from "../main.js";
+import { type TelegramAccountPlan, planTelegramAccounts } from "../channels/registry.js";
+import { PROVIDER_KEY_ENV, chooseProvider, providerApiKey, resolveHome } from "../main.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { SecretList } from "../util/redact.js";
 import { configuredSecrets, isLoopbackHost, remoteExposureWarning } from "./gateway-command.js";
@@ -25,7 +26,6 @@ interface Check {
 const PROBE_TIMEOUT_MS = 5_000;
 
 const PROVIDERS: readonly ProviderName[] = ["anthropic", "openai"];
-const KEY_ENV: Record<ProviderName, string> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" };
 const DEFAULT_ROOT: Record<ProviderName, string> = {
   anthropic: "https://api.anthropic.com",
   openai: "https://api.openai.com/v1",
@@ -118,13 +118,12 @@ async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<C
     checks.push({
       verdict: "warn",
       what: "provider",
-      detail: `no API key for ${choice.provider}: replies will be SIMULATED (agent.model is ${config.agent.model}; set ${KEY_ENV[choice.provider]} or providers.${choice.provider}.apiKey)`,
+      detail: `no API key for ${choice.provider}: replies will be SIMULATED (agent.model is ${config.agent.model}; set ${PROVIDER_KEY_ENV[choice.provider]} or providers.${choice.provider}.apiKey)`,
     });
   }
   const probes = PROVIDERS.map(async (provider): Promise<Check | undefined> => {
     const settings = config.providers[provider];
-    const envKey = env[KEY_ENV[provider]];
-    const apiKey = settings.apiKey ?? (envKey ? envKey : undefined);
+    const apiKey = providerApiKey(config, env, provider);
     if (!apiKey && !settings.baseUrl) return undefined;
     const inUse = !bySimulatorPrefix && choice.provider === provider;
     const role = inUse
@@ -133,7 +132,7 @@ async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<C
     const keySource = settings.apiKey
       ? `key from providers.${provider}.apiKey`
       : apiKey
-        ? `key from ${KEY_ENV[provider]}`
+        ? `key from ${PROVIDER_KEY_ENV[provider]}`
         : "no key";
     const [verdict, detail] = await probeProvider(provider, apiKey, settings.baseUrl);
     // A provider agent.model does not use cannot break replies: its failures are warnings.
@@ -207,53 +206,36 @@ async function checkChannels(config: Config, options: CliOptions): Promise<Check
     });
   }
   if (telegram) {
-    const accounts = telegramAccounts(telegram);
-    checks.push(...(await Promise.all(accounts.map((a) => probeTelegram(a)))));
+    let accounts: TelegramAccountPlan[];
+    try {
+      // The accounts exactly as the gateway would run them, with the same clash checks.
+      accounts = planTelegramAccounts(telegram);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return [
+        ...checks,
+        ...err.issues.map((detail) => ({ verdict: "fail" as const, what: "telegram", detail })),
+      ];
+    }
+    checks.push(
+      ...(await Promise.all(accounts.map((a) => probeTelegram(a, tokenKey(telegram, a.accountId))))),
+    );
   }
   return checks;
 }
 
-interface TelegramAccountCheck {
-  accountId: string;
-  /** Where the token is configured, for the message (never the token itself). */
-  tokenKey: string;
-  token: string;
-  apiRoot: string;
-  mode: "polling" | "webhook";
-  webhookUrl: string | undefined;
-}
-
-/** The bot accounts the gateway would run, as src/channels/registry.ts derives them. */
-function telegramAccounts(settings: TelegramSettings): TelegramAccountCheck[] {
-  const accounts: TelegramAccountCheck[] = [];
-  if (settings.token) {
-    accounts.push({
-      accountId: "default",
-      tokenKey: "channels.telegram.token",
-      token: settings.token,
-      apiRoot: settings.apiRoot,
-      mode: settings.mode,
-      webhookUrl: settings.webhook?.url,
-    });
-  }
-  for (const [accountId, account] of Object.entries(settings.accounts)) {
-    accounts.push({
-      accountId,
-      tokenKey: `channels.telegram.accounts.${accountId}.token`,
-      token: account.token,
-      apiRoot: account.apiRoot ?? settings.apiRoot,
-      mode: account.mode ?? settings.mode,
-      webhookUrl: (account.webhook ?? settings.webhook)?.url,
-    });
-  }
-  return accounts;
+/** Where an account's token is configured, for messages (never the token itself). */
+function tokenKey(settings: TelegramSettings, accountId: string): string {
+  return accountId in settings.accounts
+    ? `channels.telegram.accounts.${accountId}.token`
+    : "channels.telegram.token";
 }
 
 /** getMe with the configured token against the configured apiRoot: token rejected vs unreachable. */
-async function probeTelegram(account: TelegramAccountCheck): Promise<Check> {
-  const root = account.apiRoot.replace(/\/+$/, "");
+async function probeTelegram(account: TelegramAccountPlan, tokenKey: string): Promise<Check> {
+  const root = account.apiRoot;
   const what = `telegram:${account.accountId}`;
-  const how = account.mode === "webhook" ? `webhook at ${account.webhookUrl ?? "?"}` : "long polling";
+  const how = account.mode === "webhook" ? `webhook at ${account.webhook?.url ?? "?"}` : "long polling";
   let res: Response;
   try {
     res = await fetch(`${root}/bot${account.token}/getMe`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
@@ -279,7 +261,7 @@ async function probeTelegram(account: TelegramAccountCheck): Promise<Check> {
     return {
       verdict: "fail",
       what,
-      detail: `token rejected by Telegram at ${root} (HTTP ${res.status}${body?.description ? ` ${body.description}` : ""}): check ${account.tokenKey}; BotFather's /token shows the current one`,
+      detail: `token rejected by Telegram at ${root} (HTTP ${res.status}${body?.description ? ` ${body.description}` : ""}): check ${tokenKey}; BotFather's /token shows the current one`,
     };
   }
   return {

@@ -196,6 +196,8 @@ function formatIssue(issue: z.core.$ZodIssue, raw: unknown): string {
       .map((key) => `${where}${key}: unknown key (not part of the configuration; check the spelling)`)
       .join("\n  - ");
   }
+  // A cross-field rule whose message names the values itself (they may be defaults).
+  if (issue.code === "custom" && issue.params?.namesValues === true) return `${path}: ${issue.message}`;
   const last = String(issue.path[issue.path.length - 1] ?? "");
   // Never echo secrets back in an error message (apiKey, token, webhook.secret, ...).
   const found = /(?:key|token|secret|password)$/i.test(last)

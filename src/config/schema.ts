@@ -143,7 +143,19 @@ export const configSchema = z.strictObject({
       bootstrapTotalMaxChars: z.number().int().positive().default(60_000),
       toolTimeoutMs: positiveMs.default(60_000),
     })
-    .prefault({}),
+    .prefault({})
+    // Starting a tool counts as progress and the tool's own timeout bounds it: the watchdog
+    // must outlast that timeout, or a long but healthy tool would be killed as a stall.
+    .superRefine((a, ctx) => {
+      if (a.toolTimeoutMs < a.progressTimeoutMs) return;
+      ctx.addIssue({
+        code: "custom",
+        path: ["toolTimeoutMs"],
+        // Either value may be a default the file never mentions, so the message names both.
+        message: `toolTimeoutMs is ${a.toolTimeoutMs} and progressTimeoutMs ${a.progressTimeoutMs}, expected toolTimeoutMs less than progressTimeoutMs`,
+        params: { namesValues: true },
+      });
+    }),
   providers: z
     .strictObject({
       openai: openaiSettings.prefault({}),

@@ -23,7 +23,7 @@ export interface HeartbeatSchedulerOptions {
 }
 
 /** What one beat did. */
-export type BeatOutcome = "skipped_idle" | "enqueued" | "coalesced" | "stopped";
+export type BeatOutcome = "skipped_idle" | "enqueued" | "coalesced" | "failed";
 
 /** Fires beats on a fixed cadence (no drift: each is armed from the schedule, not the last run). */
 export class HeartbeatScheduler {
@@ -73,7 +73,7 @@ export class HeartbeatScheduler {
       return handle.coalesced ? "coalesced" : "enqueued";
     } catch (err) {
       logger.error({ err }, "heartbeat could not be scheduled");
-      return "stopped";
+      return "failed";
     }
   }
 

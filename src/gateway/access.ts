@@ -75,22 +75,26 @@ export class ChannelAccessPolicy implements AccessPolicy {
   }
 
   async admits(message: InboundMessage): Promise<boolean> {
-    if (!message.isDirect) return (await this.#checkGroup(message)).allowed;
-    const { dmPolicy, pairing, channel } = this.#o;
-    if (dmPolicy === "disabled") return false;
-    if (dmPolicy === "open" || this.#allowFrom.has(message.senderId)) return true;
-    if (dmPolicy === "allowlist") return false;
-    return pairing.isApproved(channel, message.senderId);
+    const decision = message.isDirect ? await this.#decideDirect(message) : await this.#checkGroup(message);
+    return decision.allowed === true;
   }
 
-  async #checkDirect(message: InboundMessage): Promise<AccessVerdict> {
-    const { dmPolicy, pairing, clock, channel } = this.#o;
+  /** The DM policy without side effects: allowed, refused, or a stranger who may ask to pair. */
+  async #decideDirect(message: InboundMessage): Promise<AccessVerdict | { allowed: "pairing" }> {
+    const { dmPolicy, pairing, channel } = this.#o;
     if (dmPolicy === "disabled")
       return { allowed: false, reason: "direct messages are disabled (dmPolicy: disabled)" };
     if (dmPolicy === "open" || this.#allowFrom.has(message.senderId)) return { allowed: true };
     if (dmPolicy === "allowlist")
       return { allowed: false, reason: "sender is not in allowFrom (dmPolicy: allowlist)" };
     if (await pairing.isApproved(channel, message.senderId)) return { allowed: true };
+    return { allowed: "pairing" };
+  }
+
+  async #checkDirect(message: InboundMessage): Promise<AccessVerdict> {
+    const decision = await this.#decideDirect(message);
+    if (decision.allowed !== "pairing") return decision;
+    const { pairing, clock, channel } = this.#o;
     const result = await pairing.request(
       {
         channel,

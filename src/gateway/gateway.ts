@@ -13,7 +13,7 @@ import {
   SinkUnavailableError,
 } from "../channels/types.js";
 import type { ModelProvider } from "../harness/providers/types.js";
-import { type InboxRecord, NOT_MENTIONED, type OutboxInsert, type Store } from "../store/types.js";
+import { type InboxRecord, NOT_MENTIONED, type Store, StoreError } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { Logger } from "../util/logger.js";
@@ -24,6 +24,7 @@ import type { LanePriority } from "./lanes/types.js";
 import { LaneAbortedError } from "./lanes/types.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { OutboxDispatcher } from "./outbox-dispatcher.js";
+import { chatTargetOf, replyRows } from "./replies.js";
 import { type DmScope, sessionKeyFor } from "./session-key.js";
 import type { TurnRunner } from "./turn-runner.js";
 
@@ -88,8 +89,24 @@ export class Gateway implements InboundSink {
   channelFor = (target: ChatTarget): Channel | undefined =>
     this.#channels.get(`${target.channel}:${target.accountId}`);
 
-  /** The router. Resolves only after the message is durably committed (or rejected). */
+  /**
+   * The router. Resolves only after the message is durably committed (or rejected); rejects
+   * with SinkUnavailableError when it could not be (shutting down, the store failing), so the
+   * channel leaves it to the platform to deliver again.
+   */
   async accept(message: InboundMessage): Promise<AcceptResult> {
+    try {
+      return await this.#accept(message);
+    } catch (err) {
+      if (err instanceof StoreError)
+        throw new SinkUnavailableError(`the message could not be saved: ${err.message}`, 1_000, {
+          cause: err,
+        });
+      throw err;
+    }
+  }
+
+  async #accept(message: InboundMessage): Promise<AcceptResult> {
     const { store, clock, logger, metrics } = this.#o;
     if (!this.#accepting) {
       metrics.inbound.inc({ channel: message.channel, verdict: "draining" });
@@ -109,8 +126,7 @@ export class Gateway implements InboundSink {
     }
     // A message the policy admits without side effects, and no command, is committed straight
     // into the queue: one step. Anything else is committed `received`, then routed.
-    const admitted =
-      parseCommand(message.text) === undefined && (access.admits ? await access.admits(message) : true);
+    const admitted = parseCommand(message.text) === undefined && (await this.admits(message));
     const { record, duplicate } = await store.inbox.receive(
       message,
       sessionKey,
@@ -127,10 +143,7 @@ export class Gateway implements InboundSink {
       logger.info({ inboxId: record.id, dedupeKey: record.dedupeKey }, "duplicate delivery ignored");
       return { status: "duplicate", inboxId: record.id, sessionKey };
     }
-    if (!admitted) return this.#route(record);
-    metrics.inbound.inc({ channel: message.channel, verdict: "accepted" });
-    this.#schedule(sessionKey, "human", 1);
-    return { status: "accepted", inboxId: record.id, sessionKey };
+    return admitted ? this.#queued(record, true) : this.#route(record);
   }
 
   /**
@@ -188,9 +201,14 @@ export class Gateway implements InboundSink {
       return { status: "command", reply, sessionKey };
     }
     await store.inbox.markQueued(record.id, clock.now());
-    metrics.inbound.inc({ channel: message.channel, verdict: "accepted" });
-    if (schedule) this.#schedule(sessionKey, "human", 1);
-    return { status: "accepted", inboxId: record.id, sessionKey };
+    return this.#queued(record, schedule);
+  }
+
+  /** A message is in the queue: count it and (unless recovery schedules later) wake its lane. */
+  #queued(record: InboxRecord, schedule: boolean): AcceptResult {
+    this.#o.metrics.inbound.inc({ channel: record.message.channel, verdict: "accepted" });
+    if (schedule) this.#schedule(record.sessionKey, "human", 1);
+    return { status: "accepted", inboxId: record.id, sessionKey: record.sessionKey };
   }
 
   /**
@@ -199,23 +217,12 @@ export class Gateway implements InboundSink {
    */
   async #rejectWithReply(record: InboxRecord, reason: string, text: string): Promise<void> {
     const m = record.message;
-    const target: ChatTarget = {
-      channel: m.channel,
-      accountId: m.accountId,
-      chatId: m.chatId,
-      ...(m.threadId ? { threadId: m.threadId } : {}),
-    };
-    const channel = this.channelFor(target);
-    const chunks = channel?.prepare?.(text) ?? [text];
-    const rows: OutboxInsert[] = chunks.map((chunk, seq) => ({
-      target,
+    const target = chatTargetOf(m);
+    const rows = replyRows(this.channelFor(target), target, text, {
+      kind: "notice",
       replyTo: m.platformMessageId,
       recipientId: m.senderId,
-      text: chunk,
-      seq,
-      kind: "notice",
-      ...(channel?.deliversOnCommit ? { delivered: true } : {}),
-    }));
+    });
     await this.#o.store.rejectWithReply(record.id, reason, rows, this.#o.clock.now());
     this.#kickOutbox();
   }

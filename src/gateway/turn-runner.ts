@@ -5,7 +5,6 @@
  * turn aborted by shutdown commits nothing: its messages stay `running` and are redone from the
  * transcript after restart.
  */
-import { chunkText } from "../channels/chunking.js";
 import type { Channel, ChatTarget } from "../channels/types.js";
 import { heartbeatDelivery, heartbeatTriggerText } from "../harness/heartbeat.js";
 import { assembleSystemPrompt } from "../harness/prompt.js";
@@ -13,7 +12,7 @@ import { type ModelProvider, ZERO_USAGE } from "../harness/providers/types.js";
 import { type AgentRunResult, runAgent } from "../harness/run.js";
 import type { ToolRegistry } from "../harness/tools/registry.js";
 import { findOrphanedToolCalls, toChatMessages } from "../harness/transcript.js";
-import type { CommitTurn, InboxRecord, OutboxInsert, RunRecord, RunTrigger, Store } from "../store/types.js";
+import type { CommitTurn, InboxRecord, RunRecord, RunTrigger, Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import { sleep } from "../util/sleep.js";
@@ -22,6 +21,7 @@ import { failureNotice } from "./failure-notice.js";
 import type { LaneTaskContext } from "./lanes/types.js";
 import { LaneAbortedError } from "./lanes/types.js";
 import type { GatewayMetrics } from "./metrics.js";
+import { chatTargetOf, replyRows } from "./replies.js";
 
 export interface TurnRunnerOptions {
   store: Store;
@@ -68,12 +68,13 @@ interface TurnSpec {
   /** Recorded as the session's last target (a direct chat). */
   lastTarget?: ChatTarget;
   steer: boolean;
-  /** Show typing while working (a person is waiting). */
-  typing: boolean;
+  /**
+   * A person is waiting: typing is shown, live text streamed, and a failure is told in the chat.
+   * False for background work (a heartbeat), whose failures are only logged and recorded.
+   */
+  interactive: boolean;
   /** The text of the final answer that is delivered; null: deliver nothing. */
   deliver(answer: string): string | null;
-  /** Tell the chat when the turn fails (a person is waiting); false for background work. */
-  noticeOnFailure: boolean;
   log: Logger;
 }
 
@@ -105,12 +106,7 @@ export class TurnRunner {
     if (claimed.length === 0) return; // another turn (collect/steer) already took them
     const last = claimed[claimed.length - 1] as InboxRecord;
     const m = last.message;
-    const target: ChatTarget = {
-      channel: m.channel,
-      accountId: m.accountId,
-      chatId: m.chatId,
-      ...(m.threadId ? { threadId: m.threadId } : {}),
-    };
+    const target = chatTargetOf(m);
     const log = this.#o.logger.child({ runId, sessionKey });
     log.debug({ inboxIds: claimed.map((r) => r.id), attempt: last.attempts }, "turn started");
     await this.#execute(
@@ -125,9 +121,8 @@ export class TurnRunner {
         recipientId: m.senderId,
         ...(m.isDirect ? { lastTarget: target } : {}),
         steer: mode.steer,
-        typing: true,
+        interactive: true,
         deliver: (answer) => (answer.trim() === "" ? null : answer),
-        noticeOnFailure: true,
         log,
       },
       lane,
@@ -166,9 +161,8 @@ export class TurnRunner {
         ...(options.target ? { recipientId: options.target.chatId } : {}),
         inboxIds: [],
         steer: false,
-        typing: false,
+        interactive: false,
         deliver: (answer) => heartbeatDelivery(answer, options.ackMaxChars),
-        noticeOnFailure: false,
         log,
       },
       lane,
@@ -188,7 +182,7 @@ export class TurnRunner {
     const { sessionKey, runId, target, log } = spec;
     const channel = target ? o.channelFor(target) : undefined;
     const startedAt = clock.now();
-    const stopTyping = spec.typing && target ? this.#keepTyping(channel, target, lane.signal) : () => {};
+    const stopTyping = spec.interactive && target ? this.#keepTyping(channel, target, lane.signal) : () => {};
     try {
       let result: AgentRunResult;
       try {
@@ -222,13 +216,13 @@ export class TurnRunner {
         errorKind: null,
         error: null,
       };
-      const answered = result.outcome === "answered" && result.final !== null;
+      const final = result.outcome === "answered" ? result.final : null;
       let text: string | null;
       let turn: Omit<CommitTurn, "outbox">;
-      if (answered && result.final) {
-        text = spec.deliver(result.final.text);
+      if (final) {
+        text = spec.deliver(final.text);
         if (text === null) log.info("nothing to deliver for this turn's answer");
-        turn = { ...this.#turnBase(spec, run), inboxState: "answered", events: [result.final] };
+        turn = { ...this.#turnBase(spec, run), inboxState: "answered", events: [final] };
       } else {
         const notice = failureNotice(result.error, o.progressTimeoutMs);
         if (result.error instanceof LaneAbortedError && result.error.reason === "user_stop")
@@ -236,9 +230,8 @@ export class TurnRunner {
         if (notice.kind === "progress_timeout") run.outcome = "timeout";
         run.errorKind = notice.kind;
         run.error = result.error?.message ?? null;
-        text = spec.noticeOnFailure ? notice.text : null;
-        if (!spec.noticeOnFailure)
-          log.warn({ errorKind: notice.kind, err: run.error }, "background turn failed");
+        text = spec.interactive ? notice.text : null;
+        if (!spec.interactive) log.warn({ errorKind: notice.kind, err: run.error }, "background turn failed");
         turn = {
           ...this.#turnBase(spec, run),
           inboxState: "failed",
@@ -246,17 +239,15 @@ export class TurnRunner {
           events: [{ type: "notice", text: notice.text }],
         };
       }
-      const replies = text === null || !target ? [] : this.#chunks(channel, text, answered);
-      const kind = answered ? ("reply" as const) : ("notice" as const);
-      const base: Omit<OutboxInsert, "text" | "seq" | "kind"> | null = target
-        ? {
-            target,
-            ...(spec.replyTo ? { replyTo: spec.replyTo } : {}),
-            ...(spec.recipientId ? { recipientId: spec.recipientId } : {}),
-            ...(channel?.deliversOnCommit ? { delivered: true } : {}),
-          }
-        : null;
-      const outbox = base ? replies.map((chunk, seq) => ({ ...base, text: chunk, seq, kind })) : [];
+      const outbox =
+        text === null || !target
+          ? []
+          : replyRows(channel, target, text, {
+              kind: final ? "reply" : "notice",
+              replyTo: spec.replyTo,
+              recipientId: spec.recipientId,
+            });
+      const replies = outbox.map((row) => row.text);
       const committed = await this.#commit({ ...turn, outbox }, lane.signal, log);
       if (committed === "unsaved") {
         o.onUnsaved(spec.inboxIds);
@@ -298,8 +289,7 @@ export class TurnRunner {
       maxCharsPerFile: o.bootstrapMaxChars,
       maxTotalChars: o.bootstrapTotalMaxChars,
     });
-    const stream = channel?.streamDelta && target ? channel.streamDelta.bind(channel) : undefined;
-    const recipientId = spec.recipientId;
+    const stream = spec.interactive && target ? channel?.streamDelta?.bind(channel) : undefined;
     return runAgent({
       runId,
       sessionKey,
@@ -325,17 +315,9 @@ export class TurnRunner {
         o.metrics.providerErrors.inc({ provider: error.provider ?? o.provider.id, kind: error.kind }),
       // `inboxIds` is the live array: messages steered in later get the rest of the text.
       onTextDelta:
-        stream && target && spec.typing
+        stream && target
           ? (delta) =>
-              stream(
-                {
-                  ...target,
-                  ...(recipientId ? { recipientId } : {}),
-                  ...(spec.replyTo ? { replyTo: spec.replyTo } : {}),
-                  inboxIds,
-                },
-                delta,
-              )
+              stream({ ...target, ...(spec.replyTo ? { replyTo: spec.replyTo } : {}), inboxIds }, delta)
           : undefined,
     });
   }
@@ -349,12 +331,6 @@ export class TurnRunner {
       run,
       ...(spec.lastTarget ? { lastTarget: spec.lastTarget } : {}),
     };
-  }
-
-  /** The chunks the channel sends for `text` (an answer, or a notice that is never split). */
-  #chunks(channel: Channel | undefined, text: string, answer: boolean): string[] {
-    if (channel?.prepare) return channel.prepare(text);
-    return answer ? chunkText(text, channel?.limits.maxMessageChars ?? 4000) : [text];
   }
 
   #record(run: RunRecord, result: AgentRunResult, durationMs: number, log: Logger): void {
@@ -380,7 +356,7 @@ export class TurnRunner {
 
   /**
    * commitTurn, retried with backoff while the store fails (a full disk, a locked file): the
-   * answer exists only in memory until it is committed. Gives up after ~1 minute or on shutdown;
+   * answer exists only in memory until it is committed. Gives up after ~45 s or on shutdown;
    * the messages then stay `running` and are redone after restart, so nothing is lost.
    */
   async #commit(turn: CommitTurn, signal: AbortSignal, log: Logger): Promise<boolean | "unsaved"> {

@@ -4,6 +4,7 @@
  * appends a synthetic error result for each orphaned call.
  */
 import type { TranscriptEvent, TranscriptPayload } from "../store/types.js";
+import { formatBytes } from "../util/format-bytes.js";
 import type { ChatMessage } from "./providers/types.js";
 
 /** Result text given to a tool call that a crash or shutdown interrupted. */
@@ -105,17 +106,18 @@ function quote(text: string): string {
 
 type Attachment = NonNullable<Extract<TranscriptPayload, { type: "user" }>["attachments"]>[number];
 
+const ATTACHMENT_WORDS: Record<Attachment["kind"], string> = {
+  image: "image",
+  audio: "audio",
+  video: "video",
+  document: "file",
+  other: "file",
+};
+
 function describeAttachment(a: Attachment): string {
-  const what =
-    a.kind === "image" ? "image" : a.kind === "audio" ? "audio" : a.kind === "video" ? "video" : "file";
+  const what = ATTACHMENT_WORDS[a.kind];
   const details = [a.mimeType, a.sizeBytes !== undefined ? formatBytes(a.sizeBytes) : undefined]
     .filter((d) => d !== undefined)
     .join(", ");
   return `Attached ${what}${a.name ? ` "${a.name}"` : ""} saved in the workspace at ${a.path}${details ? ` (${details})` : ""}`;
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1_048_576) return `${Math.round(n / 1024)} KB`;
-  return `${(n / 1_048_576).toFixed(1)} MB`;
 }

@@ -186,6 +186,14 @@ describe("config", () => {
     expect(issuesOf("lanes:\n  maxConcurrent: 2\n  reservedForHuman: 2\n")[0]).toMatch(
       /reservedForHuman: found 2, expected fewer than/,
     );
+    expect(issuesOf("agent:\n  toolTimeoutMs: 120000\n")[0]).toMatch(
+      /^agent\.toolTimeoutMs: toolTimeoutMs is 120000 and progressTimeoutMs 120000, expected toolTimeoutMs less than progressTimeoutMs$/,
+    );
+    expect(issuesOf("agent:\n  progressTimeoutMs: 1000\n")[0]).toMatch(
+      /toolTimeoutMs is 60000 and progressTimeoutMs 1000/,
+    );
+    const ok = parseConfigText("agent:\n  toolTimeoutMs: 90000\n  progressTimeoutMs: 100000\n", "s.yaml", {});
+    expect(ok.agent.toolTimeoutMs).toBe(90_000);
   });
 
   it("reports YAML syntax errors and non-mapping documents", () => {

@@ -343,9 +343,21 @@ export function runChannelContract(
       });
     }
 
-    if (lacks.rate_limit) {
-      it.skip(`maps a platform rate limit to ChannelSendError "rate_limit" — skipped: ${lacks.rate_limit}`);
-    } else {
+    // A channel whose platform cannot refuse a send (HTTP: the reply is the response) claims
+    // exactly that, and the claim is checked: a started channel takes every send.
+    const neverRefuses = (why: string) =>
+      it(`never refuses a send while started: ${why}`, async () => {
+        const { channel, target } = await setup();
+        for (const text of ["one", "two", "three"]) {
+          const receipt = await within(channel.send(outbound(target, text)), WAIT_MS, "send");
+          expect(receipt.platformMessageId).toBeTruthy();
+        }
+      });
+
+    const refusalsLacked = [lacks.rate_limit, lacks.permanent].filter((why) => why !== undefined);
+    if (refusalsLacked.length > 0) neverRefuses([...new Set(refusalsLacked)].join("; "));
+
+    if (!lacks.rate_limit) {
       contractCase(
         "rate_limit",
         'maps a platform rate limit to ChannelSendError "rate_limit" with retryAfterMs',
@@ -367,9 +379,7 @@ export function runChannelContract(
       );
     }
 
-    if (lacks.permanent) {
-      it.skip(`maps a permanent refusal to ChannelSendError "permanent" — skipped: ${lacks.permanent}`);
-    } else {
+    if (!lacks.permanent) {
       contractCase(
         "permanent",
         'maps a permanent refusal to ChannelSendError "permanent" (not retryable)',
@@ -403,7 +413,11 @@ export function runChannelContract(
     );
 
     if (lacks.restart) {
-      it.skip(`starts again after stop — skipped, unsupported: ${lacks.restart}`);
+      it(`refuses to start again after stop: ${lacks.restart}`, async () => {
+        const { channel } = await setup();
+        await within(channel.stop(), WAIT_MS, "stop");
+        await expect(channel.start(sink)).rejects.toThrow();
+      });
     } else {
       contractCase("restart", "starts again after stop and delivers new messages", async () => {
         const { channel, platform } = await setup();

@@ -77,6 +77,23 @@ describe("HeartbeatScheduler", () => {
     expect(runs()).toBe(2);
   });
 
+  it("reports a beat that could not be scheduled as failed, and keeps its cadence", async () => {
+    let checks = 0;
+    const scheduler = new HeartbeatScheduler({
+      ...baseOptions(),
+      everyMs: 60_000,
+      isIdle: async () => {
+        checks++;
+        throw new Error("HEARTBEAT.md unreadable");
+      },
+    });
+    expect(await scheduler.beat()).toBe("failed");
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(checks).toBe(3); // the failed beat above, then one per minute
+    scheduler.stop();
+  });
+
   it("refuses a bad interval", () => {
     expect(() => setup().scheduler && new HeartbeatScheduler({ ...baseOptions(), everyMs: 0 })).toThrow(
       /everyMs must be a positive integer, got 0/,

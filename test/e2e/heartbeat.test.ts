@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
+import { until } from "../helpers/until.js";
 
 let sim: ModelSimulator;
 let gw: TestGateway;
@@ -30,14 +31,6 @@ async function mailbox(sender: string): Promise<string[]> {
 
 async function runsOf(trigger: string) {
   return (await gw.running.store.runs.recent(50)).filter((r) => r.trigger === trigger);
-}
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function writeChecklist(text: string): void {

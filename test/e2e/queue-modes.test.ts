@@ -96,7 +96,7 @@ describe("queue modes", () => {
 
 describe("no-progress watchdog", () => {
   it("aborts a run that makes no progress and tells the user", async () => {
-    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 1_000 } });
+    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 1_000, toolTimeoutMs: 500 } });
     sim.script({ hang: true });
     const r = await gw.chat("dee", "are you there?");
     expect(r.body.state).toBe("failed");
@@ -107,7 +107,7 @@ describe("no-progress watchdog", () => {
   });
 
   it("never kills a run that keeps streaming, however long it takes", async () => {
-    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 300 } });
+    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 300, toolTimeoutMs: 200 } });
     // 40 chunks (16 characters each) 60 ms apart: 2.4 s in all, 8× the timeout, but never 300 ms without a token.
     sim.script({ text: "x".repeat(640), chunkDelayMs: 60 });
     const r = await gw.chat("eli", "take your time");

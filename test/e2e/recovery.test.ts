@@ -14,6 +14,7 @@ import { type Store, StoreError } from "../../src/store/types.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../fakes/telegram-bot-api.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
+import { until } from "../helpers/until.js";
 
 let sim: ModelSimulator;
 let home: string;
@@ -50,14 +51,6 @@ function httpMessage(sender: string, text: string, id: string): InboundMessage {
 /** Opens the gateway's database in `home` as a crashed process would have left it. */
 function crashedStore(): Store {
   return openSqliteStore({ path: join(home, "switchyard.db") });
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe("start-up recovery", () => {

@@ -173,6 +173,38 @@ describe("runAgent", () => {
     expect(result.modelCalls).toBe(2);
   });
 
+  it("/stop reaches a running tool through its signal, and the run ends aborted", async () => {
+    const tools = new ToolRegistry();
+    const h = harness(tools);
+    let toolSawAbort = false;
+    let started: () => void = () => {};
+    const toolStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    tools.register({
+      name: "slow",
+      description: "waits until aborted",
+      parameters: { type: "object", properties: {} },
+      run: (_args, ctx) =>
+        new Promise((resolve) => {
+          started();
+          ctx.signal.addEventListener("abort", () => {
+            toolSawAbort = true;
+            resolve({ content: "stopped", isError: true });
+          });
+        }),
+    });
+    sim.script({ toolCalls: [{ name: "slow", args: {} }] });
+    const run = h.run({ provider: anthropic() });
+    await toolStarted;
+    expect(h.lanes.abortRunning("s1", "user_stop")).toBe(true);
+    const result = await run;
+    expect(result.outcome).toBe("aborted");
+    expect(result.error).toMatchObject({ reason: "user_stop" });
+    expect(toolSawAbort).toBe(true);
+    expect(sim.requests).toHaveLength(1); // no model call after the stop
+  });
+
   it("holds no slot while its tools run", async () => {
     const tools = new ToolRegistry();
     const h = harness(tools);

@@ -103,7 +103,7 @@ describe("userContent", () => {
       [
         '[Replying to: "The meeting is on Tuesday"]',
         "what about this?",
-        "[Attached image saved in the workspace at inbox/telegram/42/7-photo.jpg (image/jpeg, 146 KB)]",
+        "[Attached image saved in the workspace at inbox/telegram/42/7-photo.jpg (image/jpeg, 146.5 KB)]",
         '[Attached file "report.pdf" saved in the workspace at inbox/telegram/42/7-report.pdf]',
       ].join("\n"),
     );

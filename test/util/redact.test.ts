@@ -22,9 +22,9 @@ const KEYS = {
 /** Where secrets turn up in logs: bare, in URLs, in JSON, in Authorization headers. */
 const CONTEXTS: Record<string, (key: string) => string> = {
   bare: (k) => `using ${k} now`,
-  "Bot API URL": (k) => `GET https://api.telegram.org/bot${k}/getMe failed`,
+  "Bot API URL": (k) => `GET http://127.0.0.1:8081/bot${k}/getMe failed`,
   "Bot API file URL": (k) => `download /file/bot${k}/photos/file_7.jpg`,
-  "query string": (k) => `https://hooks.example.com/cb?token=${k}&retry=1`,
+  "query string": (k) => `http://127.0.0.1:9000/cb?token=${k}&retry=1`,
   "JSON value": (k) => JSON.stringify({ config: { apiKey: k, retries: 3 } }),
   "Authorization header": (k) => `Authorization: Bearer ${k}`,
   "Authorization in JSON": (k) => JSON.stringify({ headers: { Authorization: `Bearer ${k}` } }),
@@ -52,8 +52,8 @@ describe("redactSecrets", () => {
 
   it("keeps the text around a redacted key readable", () => {
     expect(redactSecrets(`using ${KEYS.anthropic} now`)).toBe("using sk-ant-…[REDACTED] now");
-    expect(redactSecrets(`GET https://api.telegram.org/bot${KEYS.telegram}/getMe`)).toBe(
-      "GET https://api.telegram.org/bot[REDACTED]/getMe",
+    expect(redactSecrets(`GET http://127.0.0.1:8081/bot${KEYS.telegram}/getMe`)).toBe(
+      "GET http://127.0.0.1:8081/bot[REDACTED]/getMe",
     );
     expect(redactSecrets(`/file/bot${KEYS.telegram}/photos/x.jpg`)).toBe("/file/bot[REDACTED]/photos/x.jpg");
   });

@@ -45,14 +45,6 @@ export interface HttpChannelOptions {
 
 type StreamWriter = (delta: string) => void;
 
-/** One request waiting for the answer to its message. */
-interface WaitingRequest {
-  /** Set once the message is committed (accepted or a duplicate of a committed one). */
-  inboxId: number | undefined;
-  /** Present when the request streams the live text. */
-  write: StreamWriter | undefined;
-}
-
 /**
  * The HTTP and console channel (see the file header). Live text reaches exactly the requests
  * waiting on the messages the running turn answers: streams are keyed by inbox id, never by
@@ -66,10 +58,8 @@ export class HttpChannel implements Channel {
   readonly deliversOnCommit = true;
   readonly #o: HttpChannelOptions;
   #sink: InboundSink | undefined;
-  /** Requests in flight by the inbox id they wait for. */
-  readonly #byInbox = new Map<number, Set<WaitingRequest>>();
-  /** Requests in flight by sender, for deltas whose target names no inbox ids. */
-  readonly #bySender = new Map<string, Set<WaitingRequest>>();
+  /** Streaming requests in flight by the inbox id they wait for. */
+  readonly #byInbox = new Map<number, Set<StreamWriter>>();
 
   constructor(options: HttpChannelOptions) {
     this.#o = options;
@@ -101,37 +91,22 @@ export class HttpChannel implements Channel {
     return { platformMessageId: `${this.name}-${message.idempotencyKey}` };
   }
 
-  /**
-   * Writes live text to the requests waiting on `target.inboxIds`. A target without inbox ids
-   * cannot say which request it answers: its text goes to the sender's request only when that
-   * is the sender's one request in flight, and is otherwise dropped (the final answer still
-   * arrives whole).
-   */
-  streamDelta(
-    target: ChatTarget & { recipientId?: string; inboxIds?: readonly number[] },
-    delta: string,
-  ): void {
-    if (target.inboxIds) {
-      for (const id of target.inboxIds) for (const r of this.#byInbox.get(id) ?? []) r.write?.(delta);
-      return;
-    }
-    const waiting = this.#bySender.get(target.recipientId ?? target.chatId);
-    if (waiting?.size !== 1) return;
-    for (const r of waiting) if (r.inboxId !== undefined) r.write?.(delta);
+  /** Writes live text to the requests waiting on the messages the turn answers. */
+  streamDelta(target: ChatTarget & { inboxIds: readonly number[] }, delta: string): void {
+    for (const id of target.inboxIds) for (const write of this.#byInbox.get(id) ?? []) write(delta);
   }
 
-  /** Registers a request of `sender`; `commit` files it under its inbox id, `done` removes it. */
-  #track(sender: string, write: StreamWriter | undefined) {
-    const request: WaitingRequest = { inboxId: undefined, write };
-    addTo(this.#bySender, sender, request);
+  /** A request that streams: `commit` files it under its message's inbox id, `done` removes it. */
+  #track(write: StreamWriter | undefined) {
+    let inboxId: number | undefined;
     return {
-      commit: (inboxId: number) => {
-        request.inboxId = inboxId;
-        addTo(this.#byInbox, inboxId, request);
+      commit: (id: number) => {
+        if (!write) return;
+        inboxId = id;
+        addTo(this.#byInbox, id, write);
       },
       done: () => {
-        removeFrom(this.#bySender, sender, request);
-        if (request.inboxId !== undefined) removeFrom(this.#byInbox, request.inboxId, request);
+        if (write && inboxId !== undefined) removeFrom(this.#byInbox, inboxId, write);
       },
     };
   }
@@ -152,13 +127,9 @@ export class HttpChannel implements Channel {
       platformMessageId: clientId ?? randomUUID(),
       receivedAt: Date.now(),
     };
-    try {
-      return await sink.accept(message);
-    } catch (err) {
-      // Not committed (shutting down, store failure): the client must send it again.
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new HttpError(503, `the message was not taken (${reason}); send it again`, "unavailable");
-    }
+    // A refusal (SinkUnavailableError, StoreError) propagates: the server answers 503 with
+    // Retry-After, and nothing was committed, so the client sends the same message again.
+    return sink.accept(message);
   }
 
   #validate(
@@ -190,14 +161,13 @@ export class HttpChannel implements Channel {
     const clientId = typeof body.id === "string" && body.id.length > 0 ? body.id.slice(0, 200) : undefined;
     const wantsStream = (req.headers.accept ?? "").includes("text/event-stream");
     const sse = wantsStream ? this.#openSse(res) : undefined;
-    const request = this.#track(sender, sse?.write);
+    const request = this.#track(sse?.write);
     try {
       const result = await this.#accept(sender, text, clientId);
       if (result.status === "accepted" || result.status === "duplicate") request.commit(result.inboxId);
       if (result.status === "rejected") {
         if (sse) return sse.finish("error", { error: { code: "rejected", message: result.reason } });
-        const status = /shutting down/.test(result.reason) ? 503 : 403;
-        return sendJson(res, status, { error: { code: "rejected", message: result.reason } });
+        return sendJson(res, 403, { error: { code: "rejected", message: result.reason } });
       }
       const sessionKey = result.sessionKey;
       const answer =
@@ -296,7 +266,6 @@ export class HttpChannel implements Channel {
       res.write(chunk({ role: "assistant", content: "" }, null));
     }
     const request = this.#track(
-      sender,
       stream
         ? (delta) => {
             streamed += delta;

@@ -6,13 +6,8 @@
  */
 import { join } from "node:path";
 import type { Api } from "grammy";
-import {
-  AttachmentTooLargeError,
-  attachmentDir,
-  formatBytes,
-  safeFileName,
-  saveCapped,
-} from "../attachments.js";
+import { formatBytes } from "../../util/format-bytes.js";
+import { AttachmentTooLargeError, attachmentDir, safeFileName, saveCapped } from "../attachments.js";
 import type { Attachment } from "../types.js";
 import type { PendingFile } from "./inbound.js";
 

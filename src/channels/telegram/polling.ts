@@ -93,7 +93,9 @@ export class TelegramPoller {
     const byChat = new Map<string, Update[]>();
     for (const update of updates) {
       const key = chatKeyOf(update);
-      byChat.set(key, [...(byChat.get(key) ?? []), update]);
+      const chat = byChat.get(key);
+      if (chat) chat.push(update);
+      else byChat.set(key, [update]);
     }
     await forEachLimited([...byChat.values()], this.#o.parallelChats ?? 4, async (chatUpdates) => {
       for (const update of chatUpdates) {

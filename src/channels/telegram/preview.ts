@@ -86,7 +86,6 @@ export class StreamingPreviews {
 
   /** Adds streamed text to the turn's preview, creating it (as a reply to the turn's message) on the first delta. */
   delta(target: PreviewTarget, text: string): void {
-    this.#prune();
     const key = keyOf(target);
     const existing = this.#previews.get(key);
     if (existing) {
@@ -97,6 +96,7 @@ export class StreamingPreviews {
     }
     const api = this.#o.api();
     if (!api) return;
+    this.#prune(); // once per new preview, not per streamed token
     const now = this.#o.now();
     const preview: Preview = {
       id: undefined,
@@ -134,9 +134,7 @@ export class StreamingPreviews {
    */
   async take(target: PreviewTarget): Promise<TakenPreview | undefined> {
     this.#prune();
-    let key = keyOf(target);
-    // A turn runner that does not name the answered message keys previews by chat and topic only.
-    if (!this.#previews.has(key) && target.replyTo) key = keyOf({ ...target, replyTo: undefined });
+    const key = keyOf(target);
     const preview = this.#previews.get(key);
     if (!preview) return undefined;
     preview.closed = true;

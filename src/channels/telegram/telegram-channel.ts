@@ -9,7 +9,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Bot } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
-import { StoreError } from "../../store/types.js";
 import type { Logger } from "../../util/logger.js";
 import type { RouteRegistrar } from "../http/http-channel.js";
 import {
@@ -272,9 +271,9 @@ export class TelegramChannel implements Channel {
         return "done";
       } catch (err) {
         if (signal.aborted) return "aborted";
-        if (stage === "commit" && isCommitFailure(err)) {
+        if (stage === "commit" && err instanceof SinkUnavailableError) {
           if (onCommitFailure === "throw") throw err;
-          const waitMs = err instanceof SinkUnavailableError ? err.retryAfterMs : this.#backoffMs(attempt);
+          const waitMs = Math.max(err.retryAfterMs, this.#backoffMs(attempt));
           log.warn(
             { err, updateId, retryInMs: waitMs },
             "could not commit a Telegram update; it stays unconfirmed and is retried",
@@ -429,30 +428,23 @@ export class TelegramChannel implements Channel {
     html: string,
     signal: GrammySignal,
   ): Promise<boolean> {
+    const edit = async (text: string, other: { parse_mode?: "HTML" }): Promise<boolean> => {
+      try {
+        await bot.api.editMessageText(chatId, previewId, text, other, signal);
+        return true;
+      } catch (err) {
+        const kind = this.#failure(err).kind;
+        if (kind === "not_modified") return true;
+        if (kind === "message_gone") return false;
+        throw err;
+      }
+    };
     try {
-      await bot.api.editMessageText(chatId, previewId, html, { parse_mode: "HTML" }, signal);
-      return true;
+      return await edit(html, { parse_mode: "HTML" });
     } catch (err) {
-      const kind = this.#failure(err).kind;
-      if (kind === "not_modified") return true;
-      if (kind === "message_gone") return false;
-      if (kind !== "bad_entities") throw err;
+      if (this.#failure(err).kind !== "bad_entities") throw err;
     }
-    try {
-      await bot.api.editMessageText(
-        chatId,
-        previewId,
-        htmlToText(html, this.limits.maxMessageChars),
-        {},
-        signal,
-      );
-      return true;
-    } catch (err) {
-      const kind = this.#failure(err).kind;
-      if (kind === "not_modified") return true;
-      if (kind === "message_gone") return false;
-      throw err;
-    }
+    return edit(htmlToText(html, this.limits.maxMessageChars), {});
   }
 
   async typing(target: ChatTarget): Promise<void> {
@@ -502,9 +494,4 @@ export class TelegramChannel implements Channel {
       this.#o.logger.warn({ chatId, err: sendError.message }, "Telegram refused the message");
     return sendError;
   }
-}
-
-/** The message was not committed and must be retried, never dropped. */
-function isCommitFailure(err: unknown): boolean {
-  return err instanceof SinkUnavailableError || err instanceof StoreError;
 }

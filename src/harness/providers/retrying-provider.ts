@@ -116,15 +116,9 @@ export class RetryingProvider implements ModelProvider {
         yield { type: "error", error: aborted };
         return;
       }
-      // Yielded before the next attempt starts, so a consumer can take a slot first.
+      // Yielded before the next attempt starts, so a consumer can take a slot first. An abort
+      // meanwhile is the inner provider's to report: its stream ends with an `aborted` error.
       yield { type: "retry_resume", attempt: attempt + 1 };
-      if (signal.aborted) {
-        yield {
-          type: "error",
-          error: new ProviderError("aborted", `${this.id} aborted`, { provider: this.id }),
-        };
-        return;
-      }
     }
   }
 

@@ -42,8 +42,8 @@ const TAIL_CACHE_SESSIONS = 128;
  * `tail` keeps the last tail read per session id (LRU) and afterwards reads only the rows
  * appended since, so a turn parses two new events instead of the whole window. That is sound
  * because the transcript is append-only, ids only grow, and reads happen outside transactions,
- * so the cache only ever holds committed rows. Anything that deletes or rewrites transcript
- * rows must call `forget`.
+ * so the cache only ever holds committed rows. Nothing deletes or rewrites transcript rows;
+ * whatever starts to (compaction) must drop this cache.
  */
 export class SqliteTranscriptRepo implements TranscriptRepo {
   readonly #path: string;
@@ -129,15 +129,6 @@ export class SqliteTranscriptRepo implements TranscriptRepo {
       }
       return cached.events.slice();
     });
-  }
-
-  /** Drops cached tails (all, or one session's), after rows were deleted or rewritten. */
-  forget(sessionKey?: string): void {
-    if (sessionKey === undefined) {
-      this.#tails.clear();
-      return;
-    }
-    for (const key of this.#tails.keys()) if (key.startsWith(`${sessionKey}\u0000`)) this.#tails.delete(key);
   }
 
   /** For claim and commitTurn: the append itself, inside the caller's transaction. */

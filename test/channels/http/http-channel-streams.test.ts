@@ -84,11 +84,11 @@ async function setup() {
   await server.listen();
   await channel.start(gateway);
   const url = server.url;
-  const target = (sender: string, inboxIds?: number[]): ChatTarget & { inboxIds?: number[] } => ({
+  const target = (sender: string, inboxIds: number[]): ChatTarget & { inboxIds: number[] } => ({
     channel: "http",
     accountId: "default",
     chatId: sender,
-    ...(inboxIds ? { inboxIds } : {}),
+    inboxIds,
   });
   /** POST /v1/chat as SSE; resolves with the deltas and the `done` payload once it ends. */
   const chatStream = async (sender: string, text: string) => {
@@ -175,26 +175,6 @@ describe("HTTP channel live text", () => {
     const [a, b] = await Promise.all([first, second]);
     expect(a.deltas).toEqual(["both parts"]);
     expect(b.deltas).toEqual(["both parts"]);
-  });
-
-  it("a delta naming no inbox ids goes to a sender's only request, and nowhere when there are two", async () => {
-    const { channel, gateway, target, completionStream } = await setup();
-    const only = completionStream("dee", "alone");
-    const id = await gateway.waiting("alone");
-    channel.streamDelta(target("dee"), "Solo ");
-    gateway.answer(id, "answered", ["Solo reply."]);
-    expect(await only).toEqual(["Solo ", "reply."]);
-
-    const first = completionStream("dee", "one of two");
-    const second = completionStream("dee", "two of two");
-    const id1 = await gateway.waiting("one of two");
-    const id2 = await gateway.waiting("two of two");
-    channel.streamDelta(target("dee"), "ambiguous ");
-    gateway.answer(id1, "answered", ["First of two."]);
-    gateway.answer(id2, "answered", ["Second of two."]);
-    // Dropped rather than guessed: each client still gets its whole reply exactly once.
-    expect(await first).toEqual(["First of two."]);
-    expect(await second).toEqual(["Second of two."]);
   });
 
   it("a failed turn's notice is written after whatever was streamed", async () => {

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpChannel } from "../../../src/channels/http/http-channel.js";
-import type { AnswerSource, InboundSink } from "../../../src/channels/types.js";
+import { type AnswerSource, type InboundSink, SinkUnavailableError } from "../../../src/channels/types.js";
 import { GatewayHttpServer } from "../../../src/gateway/http-server.js";
 import { silentLogger } from "../../../src/util/logger.js";
 
@@ -35,10 +35,10 @@ async function setup(sink: InboundSink) {
 }
 
 describe("HTTP channel", () => {
-  it("answers 503 when the gateway could not commit the message", async () => {
+  it("answers 503 with Retry-After when the gateway could not commit the message", async () => {
     const { url } = await setup({
       accept: async () => {
-        throw new Error("the gateway is shutting down");
+        throw new SinkUnavailableError("the gateway is shutting down; the message was not accepted", 5_000);
       },
     });
     const res = await fetch(`${url}/v1/chat`, {
@@ -47,12 +47,26 @@ describe("HTTP channel", () => {
       body: JSON.stringify({ sender: "ann", text: "hello", id: "m-1" }),
     });
     expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
     expect(await res.json()).toEqual({
-      error: {
-        code: "unavailable",
-        message: "the message was not taken (the gateway is shutting down); send it again",
+      error: { code: "unavailable", message: "the gateway is shutting down; the message was not accepted" },
+    });
+  });
+
+  it("answers 500 for a failure that is not a refusal (a bug), without claiming it is retryable", async () => {
+    const { url } = await setup({
+      accept: async () => {
+        throw new TypeError("something broke");
       },
     });
+    const res = await fetch(`${url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sender: "ann", text: "hello", id: "m-2" }),
+    });
+    expect(res.status).toBe(500);
+    expect(res.headers.get("retry-after")).toBeNull();
+    expect((await res.json()) as unknown).toMatchObject({ error: { code: "internal" } });
   });
 
   it("gives the same receipt for a resend of the same chunk", async () => {

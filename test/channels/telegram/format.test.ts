@@ -54,7 +54,7 @@ describe("markdownToTelegramHtml", () => {
         "||",
         "`",
         "```",
-        "[a](https://x.io)",
+        "[a](http://127.0.0.1/a)",
         "<b>",
         "&",
         "&amp;",

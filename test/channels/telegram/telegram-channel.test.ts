@@ -20,9 +20,9 @@ import {
   SinkUnavailableError,
 } from "../../../src/channels/types.js";
 import { commandList } from "../../../src/gateway/commands.js";
-import { StoreError } from "../../../src/store/types.js";
 import { createLogger } from "../../../src/util/logger.js";
 import { FakeTelegramBotApi } from "../../fakes/telegram-bot-api.js";
+import { until } from "../../helpers/until.js";
 
 const TOKEN = "777001:AAchannel-test-token-for-the-fake-api";
 const BOT = { token: TOKEN, id: 777001, username: "unit_bot", firstName: "Unit" };
@@ -99,15 +99,6 @@ async function setup(options: Partial<TelegramChannelOptions> = {}) {
   return { tg: fake, channel: made, sink, logs, workspaceDir };
 }
 
-/** Polls `condition` (state, not time) until it holds. */
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const t0 = Date.now();
-  while (!condition()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe("Telegram updates that fail", () => {
   it("skips an update its own code cannot map after a few attempts, logging its id, and keeps going", async () => {
     const { tg, channel, sink, logs } = await setup();
@@ -146,9 +137,10 @@ describe("Telegram updates that fail", () => {
       if (n > 5) return undefined;
       pendingWhileFailing.push(tg.pendingUpdates(TOKEN));
       // More failures than the skip limit: a commit failure is never given up.
+      // The gateway reports a failing store as SinkUnavailableError, like a drain.
       return n === 5
         ? new SinkUnavailableError("draining", 10)
-        : new StoreError("locked", "the database is locked");
+        : new SinkUnavailableError("the message could not be saved: the database is locked", 10);
     };
     const pushed = tg.pushMessage(TOKEN, {
       chat: { id: ANN.id, type: "private" },

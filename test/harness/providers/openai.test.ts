@@ -69,15 +69,18 @@ describe("OpenAIProvider specifics", () => {
   });
 
   it("sends max_completion_tokens to the official API by default (no baseUrl)", async () => {
-    // No baseUrl: the SDK targets api.openai.com; the fetch seam carries the request to the simulator.
-    const toSimulator: typeof fetch = (input, init) =>
-      fetch(
-        String(input instanceof Request ? input.url : input).replace("https://api.openai.com", sim.url),
-        init,
-      );
+    // No baseUrl: the SDK addresses the official API. The fetch seam records that origin and
+    // carries every request to the simulator on 127.0.0.1 whatever its host: nothing leaves.
+    const origins: string[] = [];
+    const toSimulator: typeof fetch = (input, init) => {
+      const url = new URL(String(input instanceof Request ? input.url : input));
+      origins.push(url.origin);
+      return fetch(`${sim.url}${url.pathname}${url.search}`, init);
+    };
     const provider = new OpenAIProvider({ apiKey: "k", fetch: toSimulator });
     const events = await collect(provider.stream(request(), never));
     expect(events.at(-1)).toMatchObject({ type: "stop" });
+    expect(origins).toEqual(["https://api.openai.com"]);
     const body = sim.requests.at(-1)?.body as Record<string, unknown>;
     expect(body.max_completion_tokens).toBe(256);
     expect(body).not.toHaveProperty("max_tokens");

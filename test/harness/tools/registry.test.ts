@@ -145,6 +145,19 @@ describe("ToolRegistry", () => {
     expect(big.startsWith(head) && big.endsWith(tail)).toBe(true);
   });
 
+  it("caps at 16,000 characters by default, and leaves a result of exactly that size whole", async () => {
+    const r = new ToolRegistry();
+    const exact = "y".repeat(16_000);
+    r.register(tool("exact", async () => ({ content: exact })));
+    r.register(tool("over", async () => ({ content: `HEAD${"x".repeat(20_000)}TAIL` })));
+    expect((await r.execute("exact", '{"path":"x"}', ctx())).content).toBe(exact);
+    const over = (await r.execute("over", '{"path":"x"}', ctx())).content;
+    expect(over.length).toBeLessThanOrEqual(16_000);
+    expect(over.length).toBeGreaterThan(15_000);
+    expect(over.startsWith("HEAD") && over.endsWith("TAIL")).toBe(true);
+    expect(over).toMatch(/\[… \d+ characters omitted …\]/);
+  });
+
   it("redacts secrets in results", async () => {
     const key = `sk-ant-api03-${"A1b2C3d4".repeat(10)}`;
     const out = await registry(tool("leak", async () => ({ content: `key=${key} done` }))).execute(
