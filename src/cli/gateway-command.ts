@@ -37,6 +37,7 @@ export function configuredSecrets(config: Config, env: NodeJS.ProcessEnv): strin
   const values = [
     config.providers.openai.apiKey,
     config.providers.anthropic.apiKey,
+    config.gateway.auth.token,
     env.OPENAI_API_KEY,
     env.ANTHROPIC_API_KEY,
   ];

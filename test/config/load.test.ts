@@ -22,6 +22,7 @@ describe("config", () => {
       port: 7420,
       drainTimeoutMs: 30_000,
       allowRemote: false,
+      auth: { mode: "token" },
     });
     expect(config.agent.model).toBe("anthropic/claude-sonnet-5-5");
     expect(config.providers.openai.maxTokensField).toBeUndefined();
