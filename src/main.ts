@@ -2,13 +2,13 @@
  * The composition root: configuration → store, provider, lanes, harness, channels, gateway →
  * start. The only module (with src/config and src/cli) that reads the environment.
  */
-import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { HttpChannel } from "./channels/http/http-channel.js";
 import { channelFactories } from "./channels/registry.js";
 import type { ChannelName } from "./channels/types.js";
+import { ensureWritableFolder } from "./config/home.js";
 import type { Config, ProviderName } from "./config/schema.js";
 import { type AccessPolicy, ChannelAccessPolicy } from "./gateway/access.js";
 import { commandList } from "./gateway/commands.js";
@@ -33,6 +33,7 @@ import { openSqliteStore } from "./store/sqlite/open-sqlite-store.js";
 import type { Store } from "./store/types.js";
 import { type Clock, systemClock } from "./util/clock.js";
 import type { Logger } from "./util/logger.js";
+import { type SecretList, redactSecrets } from "./util/redact.js";
 
 /** Where state lives: `--home`, then SWITCHYARD_HOME, then ~/.switchyard. */
 export function resolveHome(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
@@ -107,6 +108,8 @@ export interface StartGatewayOptions {
   /** Overrides gateway.port (e.g. --port, or 0 in tests). */
   port?: number;
   clock?: Clock;
+  /** Configured secret values: redacted (with the known key shapes) from every stored error text. */
+  secrets?: SecretList;
   /** Test seam: use this provider instead of resolving one. */
   provider?: ModelProvider;
   /**
@@ -130,14 +133,43 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** Where the agent workspace is: `agent.workspace` (relative to the home folder), else `<home>/workspace`. */
+export function workspaceDirOf(config: Config, home: string): string {
+  return config.agent.workspace ? resolve(home, config.agent.workspace) : join(home, "workspace");
+}
+
+/**
+ * Starts the gateway. A failure at any step (a port in use, a database that will not open, a
+ * channel that will not start) closes everything opened before it, in reverse order, and then
+ * rejects: nothing is left listening or running, so the process can exit and a service
+ * manager sees the failure.
+ */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const opened: Array<{ what: string; close: () => unknown }> = [];
+  try {
+    return await assemble(options, (what, close) => opened.push({ what, close }));
+  } catch (err) {
+    for (const { what, close } of opened.reverse()) {
+      try {
+        await close();
+      } catch (closeErr) {
+        options.logger.warn({ err: closeErr, what }, "could not close after a failed start");
+      }
+    }
+    throw err;
+  }
+}
+
+async function assemble(
+  options: StartGatewayOptions,
+  onOpened: (what: string, close: () => unknown) => void,
+): Promise<RunningGateway> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
   const startedAt = performance.now();
-  mkdirSync(options.home, { recursive: true });
-  const workspaceDir = config.agent.workspace
-    ? resolve(options.home, config.agent.workspace)
-    : join(options.home, "workspace");
+  ensureWritableFolder(options.home, "home folder", "choose another with --home or SWITCHYARD_HOME");
+  const workspaceDir = workspaceDirOf(config, options.home);
+  ensureWritableFolder(workspaceDir, "workspace", "check agent.workspace in the config");
   const seeded = await seedWorkspace(defaultTemplateDir(), workspaceDir);
   if (seeded.created.length > 0)
     logger.info({ workspaceDir, files: seeded.created.length }, "workspace created from template");
@@ -146,8 +178,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     path: join(options.home, "switchyard.db"),
     checkpointInWorker: true,
     logger: logger.child({ name: "store" }),
+    redact: (text) => (options.secrets ? options.secrets.redact(text) : redactSecrets(text)),
   });
   const store = options.wrapStore ? options.wrapStore(opened) : opened;
+  onOpened("store", () => store.close());
   const metrics = new GatewayMetrics();
 
   let simulator: ModelSimulator | undefined;
@@ -158,8 +192,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     let baseUrl = choice.baseUrl;
     let apiKey = choice.apiKey;
     if (choice.simulated) {
-      simulator = new ModelSimulator({ keepRequests: 20 });
-      await simulator.start();
+      const sim = new ModelSimulator({ keepRequests: 20 });
+      simulator = sim;
+      onOpened("model simulator", () => sim.close());
+      await sim.start();
       baseUrl = choice.provider === "openai" ? `${simulator.url}/v1` : simulator.url;
       apiKey = "simulated-no-key";
     }
@@ -230,7 +266,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     clock,
     logger: logger.child({ name: "harness.run" }),
     metrics,
-    onCommitted: (ids, state, replies) => gateway?.onCommitted(ids, state, replies),
+    onCommitted: (ids, state, replies, usage) => gateway?.onCommitted(ids, state, replies, usage),
     onUnsaved: (ids) => gateway?.onUnsaved(ids),
   });
   const access: Partial<Record<string, AccessPolicy>> = {};
@@ -265,6 +301,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     metrics,
   });
   const gw = gateway;
+  // Recovery may already schedule turns: a failed start aborts them before the store closes.
+  onOpened("gateway", () => gw.shutdown(1));
 
   metrics.gauge("switchyard_queue_depth", "Lane tasks waiting, by priority.", () => {
     const s = lanes.stats();
@@ -280,6 +318,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     host: config.gateway.host,
     port: options.port ?? config.gateway.port,
     logger: logger.child({ name: "gateway.http" }),
+    ...(config.gateway.auth.token ? { authToken: config.gateway.auth.token } : {}),
   });
   server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
   server.route("GET", "/readyz", (_req, res) =>
@@ -310,7 +349,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   };
   if (config.channels.http.enabled) {
     gw.addChannel(
-      new HttpChannel({ name: "http", server, answers, basePath: "/v1/chat", openaiCompatible: true }),
+      new HttpChannel({
+        name: "http",
+        server,
+        answers,
+        basePath: "/v1/chat",
+        openaiCompatible: true,
+        modelId: `switchyard:${config.agent.id}`,
+      }),
     );
   }
   if (config.channels.console.enabled) {
@@ -332,7 +378,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // Recovery first, before anything can write the inbox; then intake; then replies go out.
   const recovered = await gw.recover();
   await server.listen();
-  for (const channel of gw.channels()) await channel.start(gw);
+  onOpened("http server", () => server.close());
+  for (const channel of gw.channels()) {
+    onOpened(`channel ${channel.name}:${channel.accountId}`, () => channel.stop());
+    await channel.start(gw);
+  }
   gw.open();
   const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, logger });
   logger.info(
@@ -404,6 +454,10 @@ function startHeartbeat(
   return scheduler;
 }
 
+/**
+ * The body of `GET /v1/status` (printed by `switchyard status`). `inbox` counts rows by state,
+ * with `rejected` split by why: `commands`, `groupContext` and `refused`.
+ */
 async function statusSnapshot(
   store: Store,
   lanes: LaneQueue,
@@ -414,12 +468,16 @@ async function statusSnapshot(
   simulated: boolean,
   workspaceDir: string,
 ) {
-  const [inbox, outbox, runs, dead] = await Promise.all([
+  const [inboxStates, rejected, outbox, runs, dead] = await Promise.all([
     store.inbox.countByState(),
+    store.inbox.countRejected(),
     store.outbox.countByState(),
     store.runs.countByOutcome(),
     store.outbox.listByState("dead", 20),
   ]);
+  // `rejected` is split by why: a chat command or group context is not a refusal.
+  const { rejected: _rejected, ...unsplit } = inboxStates;
+  const inbox = { ...unsplit, ...rejected };
   return {
     ready: gateway.ready,
     uptimeMs: Date.now() - gateway.startedAt,

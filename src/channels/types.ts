@@ -169,15 +169,29 @@ export interface Channel {
   streamDelta?(target: ChatTarget & { inboxIds: readonly number[]; replyTo?: string }, delta: string): void;
 }
 
+/** Tokens a run used (the harness's TokenUsage, restated so channels depend on no harness type). */
+export interface AnswerUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** A finished message as a waiting request learns it. */
+export interface ChatAnswer {
+  inboxId: number;
+  state: "answered" | "failed" | "rejected";
+  replies: string[];
+  /** Tokens of the run that answered it (absent for gateway answers: commands, refusals). */
+  usage?: AnswerUsage;
+}
+
 /**
  * For channels that answer in the same exchange (HTTP, console): wait for a committed
  * message's outcome, and read replies that were delivered while nobody was waiting.
  */
 export interface AnswerSource {
-  waitForAnswer(
-    inboxId: number,
-    signal?: AbortSignal,
-  ): Promise<{ inboxId: number; state: "answered" | "failed" | "rejected"; replies: string[] }>;
+  waitForAnswer(inboxId: number, signal?: AbortSignal): Promise<ChatAnswer>;
   /** Replies sent on `channel` to `recipientId` with id > afterId (a mailbox). */
   listReplies(
     channel: ChannelName,

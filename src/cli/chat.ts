@@ -1,29 +1,73 @@
 /**
  * `switchyard chat`: an interactive terminal chat with the running gateway, over the console
- * channel (`POST /v1/console`, streamed). Replies print as they are generated.
+ * channel (`POST /v1/console`, streamed). Replies print as they are generated. The gateway is
+ * found like `status` finds it, and the configured token goes along.
  */
 import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
-import { gatewayUrl } from "./gateway-url.js";
+import { normalizeSender, senderProblem } from "../channels/http/sender.js";
+import { type FoundGateway, findGateway } from "./find-gateway.js";
+import { GatewayRequestError, requestGateway } from "./gateway-client.js";
 import type { CliOptions } from "./main.js";
 
+/** How long the gateway may take to answer the readiness and status checks. */
+const CHECK_TIMEOUT_MS = 3_000;
+
+/** The sender name used when neither --sender nor the user name is a valid one. */
+const FALLBACK_SENDER = "console";
+
+/** Who the person at the terminal is: the name, or why --sender was refused; `note` says what was chosen instead. */
+export type SenderChoice =
+  | { type: "ok"; sender: string; note?: string }
+  | { type: "invalid"; problem: string };
+
+/**
+ * The sender name for a chat: `--sender` if valid (any script; NFC), refused otherwise; else the
+ * user name ($USER, then the account's) if valid; else "console", with a note saying why. A name
+ * is never rewritten: a rewritten name would silently merge two people into one session.
+ */
+export function chooseSender(flag: string | undefined, user: string | undefined): SenderChoice {
+  if (flag !== undefined) {
+    const problem = senderProblem(flag, "--sender");
+    return problem ? { type: "invalid", problem } : { type: "ok", sender: normalizeSender(flag) };
+  }
+  if (user !== undefined && user !== "") {
+    if (senderProblem(user) === undefined) return { type: "ok", sender: normalizeSender(user) };
+    return {
+      type: "ok",
+      sender: FALLBACK_SENDER,
+      note: `your user name ${JSON.stringify(user)} is not a valid sender name (letters or digits of any script, or . @ + - _), so you chat as "${FALLBACK_SENDER}"; pass --sender NAME to choose one`,
+    };
+  }
+  return { type: "ok", sender: FALLBACK_SENDER };
+}
+
+/** Runs `switchyard chat` until end of input; resolves with the exit code (2: invalid --sender). */
 export async function runChat(options: CliOptions): Promise<number> {
-  const url = gatewayUrl(options);
-  const sender = (options.sender ?? process.env.USER ?? safeUser()).replace(/[^\w.@+-]/g, "_") || "console";
+  const choice = chooseSender(options.sender, process.env.USER || accountName());
+  if (choice.type === "invalid") {
+    process.stderr.write(`switchyard chat: ${choice.problem}\n`);
+    return 2;
+  }
+  const { sender } = choice;
+  if (choice.note) process.stderr.write(`note: ${choice.note}\n`);
+  const found = findGateway(options);
+  let status: { model?: string; simulated?: boolean };
   try {
-    const health = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3_000) });
-    const body = (await health.json()) as { ready?: boolean };
+    const health = await requestGateway(found, "/readyz", { timeoutMs: CHECK_TIMEOUT_MS });
+    const body = (await health.json().catch(() => ({}))) as { ready?: boolean };
     if (!body.ready)
       process.stderr.write("note: the gateway is still starting; messages will wait until it is ready\n");
-  } catch {
-    process.stderr.write(
-      `switchyard chat: no gateway answers at ${url}; start one with \`npm start\` (or switchyard gateway)\n`,
-    );
+    const res = await requestGateway(found, "/v1/status", { timeoutMs: CHECK_TIMEOUT_MS });
+    status = (await res.json().catch(() => ({}))) as typeof status;
+  } catch (err) {
+    if (!(err instanceof GatewayRequestError)) throw err;
+    const hint = err.kind === "unreachable" ? "; start one with `npm start` (or switchyard gateway)" : "";
+    process.stderr.write(`switchyard chat: ${err.message}${hint}\n`);
     return 1;
   }
-  const status = (await (await fetch(`${url}/v1/status`)).json()) as { model?: string; simulated?: boolean };
   process.stdout.write(
-    `Connected to ${url} as "${sender}" — model ${status.model ?? "?"}${status.simulated ? " (SIMULATED replies: no API key configured)" : ""}.\nType a message; /help for commands, Ctrl-D to quit.\n`,
+    `Connected to ${found.url} as "${sender}" — model ${status.model ?? "?"}${status.simulated ? " (SIMULATED replies: no API key configured)" : ""}.\nType a message; /help for commands, Ctrl-D to quit.\n`,
   );
   const rl = createInterface({
     input: process.stdin,
@@ -36,7 +80,7 @@ export async function runChat(options: CliOptions): Promise<number> {
     const text = line.trim();
     if (text.length > 0) {
       try {
-        await sendAndStream(url, sender, text);
+        await sendAndStream(found, sender, text);
       } catch (err) {
         process.stdout.write(`\n(error: ${(err as Error).message})\n`);
       }
@@ -47,8 +91,9 @@ export async function runChat(options: CliOptions): Promise<number> {
   return 0;
 }
 
-async function sendAndStream(url: string, sender: string, text: string): Promise<void> {
-  const res = await fetch(`${url}/v1/console`, {
+async function sendAndStream(found: FoundGateway, sender: string, text: string): Promise<void> {
+  // No time limit: the gateway's progress watchdog bounds a turn, and Ctrl-C ends the chat.
+  const res = await requestGateway(found, "/v1/console", {
     method: "POST",
     headers: { "content-type": "application/json", accept: "text/event-stream" },
     body: JSON.stringify({ sender, text }),
@@ -90,10 +135,11 @@ async function sendAndStream(url: string, sender: string, text: string): Promise
   process.stdout.write("\n");
 }
 
-function safeUser(): string {
+/** The account's user name, when $USER is not set. */
+function accountName(): string | undefined {
   try {
     return userInfo().username;
   } catch {
-    return "console";
+    return undefined;
   }
 }

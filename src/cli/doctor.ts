@@ -1,19 +1,31 @@
 /**
  * `switchyard doctor`: checks configuration, home folder, database, workspace, every configured
- * provider (saying which one agent.model uses) and every configured channel (Telegram tokens are
- * tried with getMe), and says what is wrong in plain words. Exit 0 when nothing failed.
+ * provider (saying which one agent.model uses), every configured channel (Telegram tokens are
+ * tried with getMe) and the running gateway (found like `status` finds it, token included), and
+ * says what is wrong in plain words. Exit 0 when nothing failed. The configuration checked is the
+ * one the gateway runs with, as far as known: --config, else the runtime file's, else the lookup.
  * Secrets are never printed: every line goes through the same redaction as the logs.
  */
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError, loadConfig } from "../config/load.js";
+import { ConfigError } from "../config/load.js";
 import type { Config, ProviderName, TelegramSettings } from "../config/schema.js";
 import { type TelegramAccountPlan, planTelegramAccounts } from "../channels/registry.js";
 import { PROVIDER_KEY_ENV, chooseProvider, providerApiKey, resolveHome } from "../main.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { SecretList } from "../util/redact.js";
+import {
+  type ClientConfig,
+  type FoundGateway,
+  describeSource,
+  findGateway,
+  loadClientConfig,
+  ignoredRuntimeNote,
+} from "./find-gateway.js";
+import { GatewayRequestError, networkReason, requestGateway } from "./gateway-client.js";
 import { configuredSecrets, isLoopbackHost, remoteExposureWarning } from "./gateway-command.js";
 import type { CliOptions } from "./main.js";
+import { readRuntimeFile } from "./runtime-file.js";
 
 type Verdict = "ok" | "warn" | "fail";
 interface Check {
@@ -22,8 +34,11 @@ interface Check {
   detail: string;
 }
 
-/** How long each network probe (provider, Telegram, running gateway) may take. */
+/** How long each network probe of a provider or Telegram may take. */
 const PROBE_TIMEOUT_MS = 5_000;
+
+/** How long the running gateway (on this machine, as a rule) may take to answer. */
+const GATEWAY_PROBE_TIMEOUT_MS = 2_000;
 
 const PROVIDERS: readonly ProviderName[] = ["anthropic", "openai"];
 const DEFAULT_ROOT: Record<ProviderName, string> = {
@@ -38,22 +53,17 @@ export async function runDoctor(options: CliOptions): Promise<number> {
   const env = process.env;
   const secrets = new SecretList();
 
-  let config: Config | undefined;
-  try {
-    const loaded = loadConfig({
-      ...(options.config ? { path: options.config } : {}),
-      cwd: process.cwd(),
-      env,
-    });
-    config = loaded.config;
+  const home = resolveHome(options.home, env, process.cwd());
+  const runtime = readRuntimeFile(home);
+  const loaded = loadClientConfig(options, runtime, { env, cwd: process.cwd() });
+  const config = loaded.config;
+  if (config) {
     for (const secret of configuredSecrets(config, env)) secrets.add(secret);
-    add("ok", "config", loaded.file ? `${loaded.file} is valid` : "no switchyard.yaml found; using defaults");
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    add("fail", "config", err.issues.join("; "));
+    add("ok", "config", describeConfig(loaded));
+  } else if (loaded.problem) {
+    add("fail", "config", loaded.problem.issues.join("; "));
   }
 
-  const home = resolveHome(options.home, env, process.cwd());
   try {
     mkdirSync(home, { recursive: true });
     accessSync(home, constants.W_OK);
@@ -89,8 +99,10 @@ export async function runDoctor(options: CliOptions): Promise<number> {
         : `${workspace} does not exist yet; the gateway creates it from the template on start`,
     );
     for (const check of await checkProviders(config, env)) checks.push(check);
-    for (const check of await checkChannels(config, options)) checks.push(check);
-    checks.push(...(await checkGateway(config, options)));
+    // The same discovery as status and chat; the configuration is already loaded, so it cannot throw.
+    const found = findGateway(options);
+    for (const check of await checkChannels(config, options, found)) checks.push(check);
+    checks.push(...(await checkGateway(config, found)));
   }
 
   const mark: Record<Verdict, string> = { ok: "ok  ", warn: "warn", fail: "FAIL" };
@@ -167,17 +179,28 @@ async function probeProvider(
       return ["warn", `${root} answers, but has no model listing (HTTP 404), so the key was not checked`];
     return ["warn", `${root} answered HTTP ${res.status} to a model listing`];
   } catch (err) {
-    return ["fail", `cannot reach ${root}: ${networkReason(err)}`];
+    return ["fail", `cannot reach ${root}: ${networkReason(err, PROBE_TIMEOUT_MS)}`];
   }
 }
 
+/** Which configuration file was checked, and why that one. */
+function describeConfig(loaded: ClientConfig): string {
+  if (loaded.origin === "runtime-file")
+    return loaded.file
+      ? `${loaded.file} is valid (the running gateway's, from its runtime file)`
+      : "the gateway in this home runs on the defaults (its runtime file names no config file)";
+  return loaded.file ? `${loaded.file} is valid` : "no switchyard.yaml found; using defaults";
+}
+
 /** One summary line, then where HTTP and console listen and whether each Telegram bot answers. */
-async function checkChannels(config: Config, options: CliOptions): Promise<Check[]> {
+async function checkChannels(config: Config, options: CliOptions, found: FoundGateway): Promise<Check[]> {
   // Where it binds, as configured (0.0.0.0 stays 0.0.0.0: that is the point of saying it).
   const host = config.gateway.host.includes(":")
     ? `[${config.gateway.host.replace(/^\[|\]$/g, "")}]`
     : config.gateway.host;
-  const base = `http://${host}:${options.port ?? config.gateway.port}`;
+  // A running gateway's real port (it may have been started with --port) beats the configured one.
+  const runningPort = found.runtime.type === "live" ? found.runtime.info.port : undefined;
+  const base = `http://${host}:${options.port ?? runningPort ?? config.gateway.port}`;
   const telegram = config.channels.telegram?.enabled ? config.channels.telegram : undefined;
   const enabled = [
     ...(config.channels.http.enabled ? ["http"] : []),
@@ -243,7 +266,7 @@ async function probeTelegram(account: TelegramAccountPlan, tokenKey: string): Pr
     return {
       verdict: "fail",
       what,
-      detail: `cannot reach Telegram at ${root}: ${networkReason(err)} (check the network, or apiRoot)`,
+      detail: `cannot reach Telegram at ${root}: ${networkReason(err, PROBE_TIMEOUT_MS)} (check the network, or apiRoot)`,
     };
   }
   const body = (await res.json().catch(() => undefined)) as
@@ -271,59 +294,70 @@ async function probeTelegram(account: TelegramAccountPlan, tokenKey: string): Pr
   };
 }
 
-/** The bind address is safe (loopback) or explicitly allowed; and is a gateway running there? */
-async function checkGateway(config: Config, options: CliOptions): Promise<Check[]> {
+/**
+ * The bind address is safe (loopback) or explicitly allowed; and is a gateway running where
+ * status and chat would look (saying how it was found), and does it accept the configured token?
+ */
+async function checkGateway(config: Config, found: FoundGateway): Promise<Check[]> {
   const checks: Check[] = [];
   const host = config.gateway.host;
+  const { auth } = config.gateway;
   if (!isLoopbackHost(host)) {
+    const exposure = remoteExposureWarning(host, auth.token !== undefined);
     checks.push(
       config.gateway.allowRemote
         ? {
             verdict: "warn",
             what: "exposure",
-            detail: `${remoteExposureWarning(host)} (gateway.allowRemote: true)`,
+            detail: `${exposure} (gateway.allowRemote: true)`,
           }
         : {
             verdict: "fail",
             what: "exposure",
-            detail: `${remoteExposureWarning(host)}; the gateway refuses to start until gateway.allowRemote: true is set (or gateway.host is 127.0.0.1)`,
+            detail: `${exposure}; the gateway refuses to start until gateway.allowRemote: true is set (or gateway.host is 127.0.0.1)`,
           },
     );
+    // The gateway's second refusal for a non-loopback host (see runGatewayCommand).
+    if (auth.token === undefined && auth.mode !== "none") {
+      checks.push({
+        verdict: "fail",
+        what: "auth",
+        detail: `gateway.auth.token is not set, but gateway.host is "${host}" (not loopback): the gateway refuses to start; set gateway.auth.token (e.g. \${SWITCHYARD_TOKEN}), or gateway.auth.mode: none behind a proxy that authenticates`,
+      });
+    }
   }
-  const url = `http://${hostForUrl(host)}:${options.port ?? config.gateway.port}`;
+  const how = describeSource(found);
+  const ignored = ignoredRuntimeNote(found.runtime);
+  let ready: boolean;
   try {
-    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    const res = await requestGateway(found, "/readyz", { timeoutMs: GATEWAY_PROBE_TIMEOUT_MS });
     await res.body?.cancel();
+    ready = res.ok;
+    // /v1/status needs the token when the gateway has one: this is the check that it is right.
+    const status = await requestGateway(found, "/v1/status", { timeoutMs: GATEWAY_PROBE_TIMEOUT_MS });
+    await status.body?.cancel();
+  } catch (err) {
+    if (!(err instanceof GatewayRequestError)) throw err;
+    if (err.kind === "unauthorized") {
+      checks.push({
+        verdict: "fail",
+        what: "gateway",
+        detail: `running at ${found.url} (${how}), but ${err.message}`,
+      });
+      return checks;
+    }
     checks.push({
-      verdict: "ok",
+      // A live runtime file that nothing answers for is odd; a gateway that is not started is not.
+      verdict: found.source === "runtime-file" ? "warn" : "ok",
       what: "gateway",
-      detail: `running at ${url} (${res.ok ? "ready" : "not ready yet"})`,
+      detail: `not running: ${err.message} (${how})${ignored ? `; ${ignored}` : ""}; start it with npm start`,
     });
-  } catch {
-    checks.push({
-      verdict: "ok",
-      what: "gateway",
-      detail: `not running at ${url} (start it with npm start)`,
-    });
+    return checks;
   }
+  checks.push({
+    verdict: "ok",
+    what: "gateway",
+    detail: `running at ${found.url} (${ready ? "ready" : "not ready yet"}; ${found.token ? "token accepted" : "no token sent"}), ${how}`,
+  });
   return checks;
-}
-
-/** A wildcard bind address is reached through loopback; an IPv6 literal needs brackets in a URL. */
-function hostForUrl(host: string): string {
-  if (host === "0.0.0.0") return "127.0.0.1";
-  if (host === "::") return "[::1]";
-  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-}
-
-/** The plain reason a fetch failed: the system error code (ECONNREFUSED, ENOTFOUND, …) or a timeout. */
-function networkReason(err: unknown): string {
-  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError"))
-    return `no answer within ${PROBE_TIMEOUT_MS / 1000} s`;
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) {
-    const code = (cause as Error & { code?: unknown }).code;
-    return typeof code === "string" ? `${code} (${cause.message})` : cause.message;
-  }
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,14 +1,19 @@
 /**
- * The `switchyard` command line: gateway, chat, status, doctor, help.
+ * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, logs, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
 import { parseArgs } from "node:util";
+import { FolderError } from "../config/home.js";
 import { ConfigError } from "../config/load.js";
 import { runChat } from "./chat.js";
 import { runDoctor } from "./doctor.js";
 import { runGatewayCommand } from "./gateway-command.js";
+import { joinNegativeValues } from "./join-negative-values.js";
+import { runLogs } from "./logs.js";
 import { runPairing } from "./pairing.js";
+import { runSessions } from "./sessions.js";
 import { runStatus } from "./status.js";
+import { packageVersion } from "./version.js";
 
 const USAGE = `usage: switchyard <command> [options]
 
@@ -18,15 +23,21 @@ commands:
   status    show queues, runs and undelivered replies of the running gateway
   doctor    check configuration, home folder, database, providers and channels
   pairing   list | approve <channel> <CODE> | revoke <channel> <SENDER_ID>: who may DM the agent
+  sessions  list | show <key> [--last N]: sessions by recent activity, or one session's transcript
+  logs      print the gateway log, <home>/logs/switchyard.log (older: .1, .2, …) [--last N] [-f]
   help      show this text
+  version   print the version (also --version)
 
 common options:
   --config PATH   configuration file (default ./switchyard.yaml, or SWITCHYARD_CONFIG)
   --home DIR      state folder: database, workspace, logs (default ~/.switchyard, or SWITCHYARD_HOME)
-  --port N        gateway port (gateway: listen on it; chat/status: connect to it)
-  --url URL       gateway URL for chat/status (default http://127.0.0.1:<port>)
+  --port N        gateway port (gateway: listen on it; chat/status/doctor: connect to it)
+  --url URL       gateway URL for chat/status/doctor (default: the gateway running with
+                  this home folder, as <home>/gateway.json says, else gateway.port)
   --sender NAME   your name in chat (default $USER)
-  --json          status as JSON
+  --json          status, sessions as JSON
+  --last N        sessions show: the last N events (default 50); logs: the last N lines (default 100)
+  -f, --follow    logs: keep printing new lines, across rotations, until Ctrl-C
 `;
 
 /** Options shared by the commands. */
@@ -38,6 +49,10 @@ export interface CliOptions {
   sender?: string;
   json: boolean;
   logLevel?: string;
+  /** `--last N`: how many events (sessions show) or lines (logs); the command applies its default. */
+  last?: number;
+  /** `-f`/`--follow` (logs); default false. */
+  follow?: boolean;
 }
 
 /** Entry point. */
@@ -62,6 +77,13 @@ export async function main(argv: string[]): Promise<number> {
         return await runDoctor(options);
       case "pairing":
         return await runPairing(options, parsed.args);
+      case "sessions":
+        return await runSessions(options, parsed.args);
+      case "logs":
+        return await runLogs(options);
+      case "version":
+        process.stdout.write(`switchyard ${packageVersion()}\n`);
+        return 0;
       case "help":
       case undefined:
         process.stdout.write(USAGE);
@@ -75,6 +97,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${err.describe()}\n`);
       return 2;
     }
+    if (err instanceof FolderError) {
+      process.stderr.write(`switchyard ${command}: ${err.message}\n`);
+      return 2;
+    }
     process.stderr.write(`switchyard ${command}: ${(err as Error).message}\n`);
     return 1;
   }
@@ -82,7 +108,7 @@ export async function main(argv: string[]): Promise<number> {
 
 function parse(argv: string[]): { command: string | undefined; args: string[]; options: CliOptions } {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: joinNegativeValues(argv),
     allowPositionals: true,
     strict: true,
     options: {
@@ -93,7 +119,10 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       sender: { type: "string" },
       json: { type: "boolean", default: false },
       "log-level": { type: "string" },
+      last: { type: "string" },
+      follow: { type: "boolean", short: "f", default: false },
       help: { type: "boolean", short: "h", default: false },
+      version: { type: "boolean", default: false },
     },
   });
   let port: number | undefined;
@@ -103,10 +132,17 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       throw new Error(`--port: found "${values.port}", expected a whole number from 0 to 65535`);
     }
   }
-  const maxArgs = positionals[0] === "pairing" ? 3 : 0;
+  let last: number | undefined;
+  if (values.last !== undefined) {
+    last = Number(values.last);
+    if (!Number.isInteger(last) || last < 1) {
+      throw new Error(`--last: found "${values.last}", expected a whole number of at least 1`);
+    }
+  }
+  const maxArgs = positionals[0] === "pairing" ? 3 : positionals[0] === "sessions" ? 2 : 0;
   if (positionals.length > maxArgs + 1) throw new Error(`unexpected argument "${positionals[maxArgs + 1]}"`);
   return {
-    command: values.help ? "help" : positionals[0],
+    command: values.help ? "help" : values.version ? "version" : positionals[0],
     args: positionals.slice(1),
     options: {
       ...(values.config !== undefined ? { config: values.config } : {}),
@@ -115,7 +151,9 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       ...(values.url !== undefined ? { url: values.url } : {}),
       ...(values.sender !== undefined ? { sender: values.sender } : {}),
       ...(values["log-level"] !== undefined ? { logLevel: values["log-level"] } : {}),
+      ...(last !== undefined ? { last } : {}),
       json: values.json ?? false,
+      follow: values.follow ?? false,
     },
   };
 }

@@ -1,16 +1,35 @@
 /**
  * `switchyard status`: what the running gateway is doing — readiness, model (and whether it is
- * simulated), queues, runs, and replies that could not be delivered. If no gateway answers,
- * the database in the home folder is read directly.
+ * simulated), turns and model calls, queues, runs, and replies that could not be delivered. If no
+ * gateway answers, the database in the home folder is read directly, with the configuration the
+ * gateway runs (or ran) with. `--json` prints JSON in every case. Exit 1 when no gateway answers.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../config/load.js";
+import { ConfigError } from "../config/load.js";
 import { chooseProvider, resolveHome } from "../main.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
-import { gatewayUrl } from "./gateway-url.js";
+import { type FoundGateway, describeSource, findGateway, ignoredRuntimeNote } from "./find-gateway.js";
+import { GatewayRequestError, requestGateway } from "./gateway-client.js";
 import type { CliOptions } from "./main.js";
 
+/** How long the gateway may take to answer /v1/status. */
+const STATUS_TIMEOUT_MS = 3_000;
+
+/** How many undelivered replies are listed. */
+const DEAD_LISTED = 20;
+
+/** An undelivered reply, as /v1/status lists it. */
+interface DeadReply {
+  id: number;
+  channel: string;
+  chatId: string;
+  attempts: number;
+  error: string | null;
+  text: string;
+}
+
+/** The part of /v1/status this command prints. */
 interface StatusBody {
   ready: boolean;
   uptimeMs: number;
@@ -27,98 +46,231 @@ interface StatusBody {
   outbox: Record<string, number>;
   runs: Record<string, number>;
   sessions: number;
-  deadReplies: Array<{
-    id: number;
-    channel: string;
-    chatId: string;
-    attempts: number;
-    error: string | null;
-    text: string;
-  }>;
+  deadReplies: DeadReply[];
 }
 
+/** What `status --json` prints when no gateway answers. */
+interface OfflineReport {
+  running: false;
+  url: string | null;
+  source: FoundGateway["source"] | null;
+  reason: string;
+  /** A runtime file whose gateway is gone: `{pid, path, startedAt}`. */
+  staleRuntimeFile: { pid: number; path: string; startedAt: string } | null;
+  /** The configuration read for the model line, or null on the defaults. */
+  config: string | null;
+  configProblem: string | null;
+  database: string | null;
+  databaseProblem: string | null;
+  /** The model a gateway would use with that configuration. */
+  model: string | null;
+  simulated: boolean | null;
+  inbox: Record<string, number> | null;
+  outbox: Record<string, number> | null;
+  deadReplies: DeadReply[];
+}
+
+/** Runs `switchyard status`; resolves with the exit code. */
 export async function runStatus(options: CliOptions): Promise<number> {
-  const url = gatewayUrl(options);
-  let body: StatusBody | undefined;
+  let found: FoundGateway;
   try {
-    const res = await fetch(`${url}/v1/status`, { signal: AbortSignal.timeout(3_000) });
-    body = (await res.json()) as StatusBody;
-  } catch {
-    return offlineStatus(options, url);
+    found = findGateway(options);
+  } catch (err) {
+    if (!(err instanceof ConfigError) || !options.json) throw err;
+    // The address depends on a configuration that does not load: still JSON, as promised.
+    const dbPath = join(resolveHome(options.home, process.env, process.cwd()), "switchyard.db");
+    printJson({
+      ...emptyReport(),
+      reason: err.message,
+      configProblem: err.message,
+      database: existsSync(dbPath) ? dbPath : null,
+    });
+    return 2;
+  }
+  let body: StatusBody;
+  try {
+    const res = await requestGateway(found, "/v1/status", { timeoutMs: STATUS_TIMEOUT_MS });
+    if (!res.ok) await res.body?.cancel();
+    const parsed: unknown = res.ok ? await res.json().catch(() => undefined) : undefined;
+    if (!isStatusBody(parsed))
+      return offlineStatus(
+        options,
+        found,
+        `${found.url} answered HTTP ${res.status} to /v1/status, not a switchyard gateway's status`,
+      );
+    body = parsed;
+  } catch (err) {
+    if (!(err instanceof GatewayRequestError)) throw err;
+    if (err.kind === "unreachable") return offlineStatus(options, found, err.message);
+    process.stderr.write(`switchyard status: ${err.message}\n`);
+    if (options.json) printJson({ running: true, url: found.url, source: found.source, reason: err.message });
+    return 1;
   }
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    printJson({ running: true, url: found.url, source: found.source, ...body });
     return 0;
   }
   const b = body;
+  const waiting = b.lanes.pending;
   const lines = [
-    `gateway   ${url} — ${b.ready ? "ready" : "NOT ready"}, up ${Math.round(b.uptimeMs / 1000)} s`,
+    `gateway   ${found.url} — ${b.ready ? "ready" : "NOT ready"}, up ${Math.round(b.uptimeMs / 1000)} s (${describeSource(found)})`,
     `model     ${b.model}${b.simulated ? "  ** SIMULATED replies: no API key configured **" : ""}`,
-    `lanes     ${b.lanes.running} running, waiting: ${b.lanes.pending.human ?? 0} human / ${b.lanes.pending.normal ?? 0} normal / ${b.lanes.pending.background ?? 0} background; model slots ${b.lanes.slotsInUse}/${b.lanes.maxConcurrent}`,
-    `inbox     ${fmt(b.inbox)}`,
-    `outbox    ${fmt(b.outbox)}`,
-    `runs      ${fmt(b.runs)}; ${b.sessions} sessions`,
+    `turns     ${b.lanes.running} in progress (at most one per session); waiting to start: ${waiting.human ?? 0} human / ${waiting.normal ?? 0} normal / ${waiting.background ?? 0} background`,
+    `calls     ${b.lanes.slotsInUse} model calls in flight, of ${b.lanes.maxConcurrent} slots (lanes.maxConcurrent)`,
+    `inbox     ${formatInbox(b.inbox)}`,
+    `outbox    ${formatCounts(b.outbox)}`,
+    `runs      ${formatCounts(b.runs)}; ${b.sessions} sessions`,
+    ...deadLines(b.deadReplies),
   ];
-  if (b.deadReplies.length > 0) {
-    lines.push("undelivered replies (dead):");
-    for (const d of b.deadReplies) {
-      lines.push(
-        `  #${d.id} ${d.channel}:${d.chatId} after ${d.attempts} attempts — ${d.error ?? "?"} — "${d.text}"`,
-      );
-    }
-  }
   process.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }
 
-async function offlineStatus(options: CliOptions, url: string): Promise<number> {
-  const home = resolveHome(options.home, process.env, process.cwd());
-  const dbPath = join(home, "switchyard.db");
-  process.stdout.write(`no gateway answers at ${url}\n`);
-  if (!existsSync(dbPath)) {
-    process.stdout.write(`no database at ${dbPath} either: the gateway has not run with this home folder\n`);
+/** No gateway answers: the database and the configuration, read directly. Always exit 1. */
+async function offlineStatus(options: CliOptions, found: FoundGateway, reason: string): Promise<number> {
+  const report: OfflineReport = { ...emptyReport(), url: found.url, source: found.source, reason };
+  const stale = found.runtime.type === "stale" ? found.runtime : undefined;
+  if (stale)
+    report.staleRuntimeFile = { pid: stale.info.pid, path: stale.path, startedAt: stale.info.startedAt };
+  const { config, file, problem } = found.clientConfig;
+  report.config = file ?? null;
+  if (config) {
+    report.model = config.agent.model;
+    report.simulated = chooseProvider(config, process.env).simulated;
+  } else if (problem) report.configProblem = problem.message;
+
+  const dbPath = join(found.home, "switchyard.db");
+  if (existsSync(dbPath)) {
+    report.database = dbPath;
+    try {
+      const store = openSqliteStore({ path: dbPath, readonly: true });
+      try {
+        const [states, rejected, outbox, dead] = await Promise.all([
+          store.inbox.countByState(),
+          store.inbox.countRejected(),
+          store.outbox.countByState(),
+          store.outbox.listByState("dead", DEAD_LISTED),
+        ]);
+        // The same split as the gateway's /v1/status: commands and group context are not refusals.
+        const { rejected: _rejected, ...unsplit } = states;
+        report.inbox = { ...unsplit, ...rejected };
+        report.outbox = outbox;
+        report.deadReplies = dead.map((d) => ({
+          id: d.id,
+          channel: d.target.channel,
+          chatId: d.target.chatId,
+          attempts: d.attempts,
+          error: d.lastError,
+          text: d.text.slice(0, 80),
+        }));
+      } finally {
+        await store.close();
+      }
+    } catch (err) {
+      report.databaseProblem = err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  if (options.json) {
+    printJson(report);
     return 1;
   }
-  const store = openSqliteStore({ path: dbPath, readonly: true });
-  try {
-    const [inbox, outbox, dead] = await Promise.all([
-      store.inbox.countByState(),
-      store.outbox.countByState(),
-      store.outbox.listByState("dead", 20),
-    ]);
-    process.stdout.write(
-      `database ${dbPath} (gateway stopped)\n${offlineModelLine(options)}\ninbox     ${fmt(inbox)}\noutbox    ${fmt(outbox)}\n`,
-    );
-    if (dead.length > 0) process.stdout.write("undelivered replies (dead):\n");
-    for (const d of dead) {
-      process.stdout.write(
-        `  #${d.id} ${d.target.channel}:${d.target.chatId} after ${d.attempts} attempts — ${d.lastError ?? "?"} — "${d.text.slice(0, 80)}"\n`,
-      );
-    }
-  } finally {
-    await store.close();
+  const lines = [`${reason} (${describeSource(found)})`];
+  const note = ignoredRuntimeNote(found.runtime);
+  if (note) lines.push(note);
+  if (!report.database) {
+    lines.push(`no database at ${dbPath} either: the gateway has not run with this home folder`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return 1;
   }
+  lines.push(`database  ${dbPath} (gateway stopped)`);
+  if (report.model !== null) {
+    lines.push(
+      `model     ${report.model}${report.simulated ? "  ** replies would be SIMULATED: no API key configured **" : ""}`,
+    );
+  } else
+    lines.push(`model     unknown: ${report.configProblem ?? "no configuration"} (see switchyard doctor)`);
+  if (report.databaseProblem) lines.push(`database problem: ${report.databaseProblem}`);
+  if (report.inbox) lines.push(`inbox     ${formatInbox(report.inbox)}`);
+  if (report.outbox) lines.push(`outbox    ${formatCounts(report.outbox)}`);
+  lines.push(...deadLines(report.deadReplies));
+  process.stdout.write(`${lines.join("\n")}\n`);
   return 1;
 }
 
-/** The model a gateway started now would use, and whether its replies would be simulated. */
-function offlineModelLine(options: CliOptions): string {
-  try {
-    const { config } = loadConfig({
-      ...(options.config ? { path: options.config } : {}),
-      cwd: process.cwd(),
-      env: process.env,
-    });
-    const choice = chooseProvider(config, process.env);
-    return `model     ${config.agent.model}${choice.simulated ? "  ** replies would be SIMULATED: no API key configured **" : ""}`;
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return `model     unknown: ${err.message} (see switchyard doctor)`;
-  }
+function emptyReport(): OfflineReport {
+  return {
+    running: false,
+    url: null,
+    source: null,
+    reason: "",
+    staleRuntimeFile: null,
+    config: null,
+    configProblem: null,
+    database: null,
+    databaseProblem: null,
+    model: null,
+    simulated: null,
+    inbox: null,
+    outbox: null,
+    deadReplies: [],
+  };
 }
 
-function fmt(counts: Record<string, number>): string {
+function deadLines(dead: DeadReply[]): string[] {
+  if (dead.length === 0) return [];
+  return [
+    "undelivered replies (dead):",
+    ...dead.map(
+      (d) =>
+        `  #${d.id} ${d.channel}:${d.chatId} after ${d.attempts} attempts — ${d.error ?? "?"} — "${d.text}"`,
+    ),
+  ];
+}
+
+/** The inbox keys in reading order, with the words printed for them. */
+const INBOX_LABELS: ReadonlyArray<readonly [string, string]> = [
+  ["answered", "answered"],
+  ["commands", "commands"],
+  ["groupContext", "group context"],
+  ["refused", "refused"],
+  ["queued", "queued"],
+  ["running", "running"],
+  ["received", "received"],
+  ["failed", "failed"],
+];
+
+/** `answered 3, commands 2, group context 0, refused 1, queued 0, …`; unknown keys last, as they are. */
+function formatInbox(counts: Record<string, number>): string {
+  const known = new Set(INBOX_LABELS.map(([key]) => key));
+  const parts = INBOX_LABELS.filter(([key]) => key in counts).map(
+    ([key, label]) => `${label} ${counts[key]}`,
+  );
+  for (const [key, n] of Object.entries(counts)) if (!known.has(key)) parts.push(`${key} ${n}`);
+  return parts.join(", ");
+}
+
+function formatCounts(counts: Record<string, number>): string {
   return Object.entries(counts)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ");
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Enough of the shape to print it; anything else answering on the port is not a gateway. */
+function isStatusBody(value: unknown): value is StatusBody {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Partial<Record<keyof StatusBody, unknown>>;
+  return (
+    typeof v.model === "string" &&
+    typeof v.lanes === "object" &&
+    v.lanes !== null &&
+    typeof v.inbox === "object" &&
+    typeof v.outbox === "object" &&
+    typeof v.runs === "object" &&
+    Array.isArray(v.deadReplies)
+  );
 }

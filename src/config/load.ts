@@ -74,7 +74,14 @@ export function parseConfigText(text: string, file: string | undefined, env: Nod
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
-    const issues = doc.errors.map((e) => `YAML syntax: ${e.message.split("\n")[0]}`);
+    const lines = text.split("\n");
+    const issues = doc.errors.map((e) => {
+      // prettyErrors ends the first line with ":" before a code frame; quote the line instead.
+      const first = (e.message.split("\n")[0] ?? "").replace(/:\s*$/, "");
+      const line = e.linePos?.[0]?.line;
+      const source = line !== undefined ? lines[line - 1]?.trim() : undefined;
+      return `YAML syntax: ${first}${source ? ` (the line reads: ${source.length > 80 ? `${source.slice(0, 77)}...` : source})` : ""}`;
+    });
     if (/[[{][^\n#]*\$\{/.test(text))
       issues.push('a ${VAR} inside [ ] or { } must be quoted there, e.g. ["${TELEGRAM_GROUP}"]');
     throw new ConfigError(file, issues);

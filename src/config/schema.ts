@@ -225,6 +225,10 @@ export const configSchema = section({
     level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     /** "auto" pretty-prints on a TTY. */
     format: z.enum(["auto", "json", "pretty"]).default("auto"),
+    /** `<home>/logs/switchyard.log` is rotated (renamed `switchyard.log.1`) when it reaches this many MB; default 10. */
+    maxFileMb: z.number().min(1).default(10),
+    /** Rotated log files kept in addition to the current one (`switchyard.log.1` … `.N`); default 5. */
+    maxFiles: z.number().int().min(1).default(5),
   }),
   channels: section({
     http: section({ enabled: z.boolean().default(true) }),

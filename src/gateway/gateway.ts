@@ -7,13 +7,20 @@
 import {
   type AcceptResult,
   type Channel,
+  type ChatAnswer,
   type ChatTarget,
   type InboundMessage,
   type InboundSink,
   SinkUnavailableError,
 } from "../channels/types.js";
 import type { ModelProvider } from "../harness/providers/types.js";
-import { type InboxRecord, NOT_MENTIONED, type Store, StoreError } from "../store/types.js";
+import {
+  COMMAND_REASON_PREFIX,
+  type InboxRecord,
+  NOT_MENTIONED,
+  type Store,
+  StoreError,
+} from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { Logger } from "../util/logger.js";
@@ -49,11 +56,7 @@ export interface GatewayOptions {
 }
 
 /** What a waiting caller (HTTP request) learns when its message is finished. */
-export interface Answer {
-  inboxId: number;
-  state: "answered" | "failed" | "rejected";
-  replies: string[];
-}
+export type Answer = ChatAnswer;
 
 export class Gateway implements InboundSink {
   readonly #o: GatewayOptions;
@@ -195,7 +198,7 @@ export class Gateway implements InboundSink {
     const command = parseCommand(message.text);
     if (command) {
       const reply = await this.#runCommand(command, sessionKey);
-      await this.#rejectWithReply(record, `command /${command}`, reply);
+      await this.#rejectWithReply(record, `${COMMAND_REASON_PREFIX}${command}`, reply);
       metrics.inbound.inc({ channel: message.channel, verdict: "command" });
       this.#settle(record.id, { inboxId: record.id, state: "rejected", replies: [reply] });
       return { status: "command", reply, sessionKey };
@@ -265,8 +268,16 @@ export class Gateway implements InboundSink {
     if (!record) {
       this.#settle(inboxId, { inboxId, state: "rejected", replies: [] });
     } else if (record.state === "answered" || record.state === "failed") {
-      const rows = await this.#o.store.outbox.listForInbox(inboxId);
-      this.#settle(inboxId, { inboxId, state: record.state, replies: rows.map((r) => r.text) });
+      const [rows, run] = await Promise.all([
+        this.#o.store.outbox.listForInbox(inboxId),
+        record.runId ? this.#o.store.runs.get(record.runId) : undefined,
+      ]);
+      this.#settle(inboxId, {
+        inboxId,
+        state: record.state,
+        replies: rows.map((r) => r.text),
+        ...(run ? { usage: run.usage } : {}),
+      });
     } else if (record.state === "rejected") {
       this.#settle(inboxId, { inboxId, state: "rejected", replies: [] });
     }
@@ -281,8 +292,13 @@ export class Gateway implements InboundSink {
   }
 
   /** TurnRunner callback. */
-  onCommitted = (inboxIds: number[], state: "answered" | "failed", replies: string[]): void => {
-    for (const id of inboxIds) this.#settle(id, { inboxId: id, state, replies });
+  onCommitted = (
+    inboxIds: number[],
+    state: "answered" | "failed",
+    replies: string[],
+    usage?: ChatAnswer["usage"],
+  ): void => {
+    for (const id of inboxIds) this.#settle(id, { inboxId: id, state, replies, ...(usage ? { usage } : {}) });
     this.#kickOutbox();
   };
 
@@ -375,10 +391,17 @@ export class Gateway implements InboundSink {
    */
   async recover(): Promise<{ requeued: number; rerouted: number; expired: number; resent: number }> {
     const { store, clock, logger } = this.#o;
-    const resent = await store.outbox.resetSending(clock.now());
-    if (resent > 0) {
-      logger.warn({ count: resent }, "replies were mid-send when the gateway stopped; sending them again");
+    // Each of these may have reached its chat before the crash: sent again, it arrives twice
+    // on a platform that takes no idempotency key (Telegram). Counted and logged, never hidden.
+    const reset = await store.outbox.resetSending(clock.now());
+    for (const row of reset) {
+      this.#o.metrics.outboxResent.inc({ channel: row.target.channel });
+      logger.warn(
+        { outboxId: row.id, channel: row.target.channel, chatId: row.target.chatId, seq: row.seq },
+        "reply chunk was mid-send when the gateway stopped; sending it again (it may arrive twice)",
+      );
     }
+    const resent = reset.length;
     const expired = await this.#o.outbox.expireStale();
     // First, so that nothing routed below can be mistaken for an interrupted run.
     const requeued = await store.inbox.requeueInterrupted(clock.now());

@@ -2,20 +2,22 @@
  * The gateway's loopback HTTP server: health, readiness, metrics, status, and the routes the
  * HTTP and console channels register. Plain node:http; requests and bodies are bounded.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import { SinkUnavailableError } from "../channels/types.js";
 import { StoreError } from "../store/types.js";
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../util/logger.js";
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
 
-/** A request problem with the HTTP status to answer. */
+/** A request problem with the HTTP status to answer; `param` names the offending field. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly code = "bad_request",
+    readonly param: string | null = null,
   ) {
     super(message);
     this.name = "HttpError";
@@ -28,6 +30,16 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * When set, every `/v1/*` request and `/metrics` must carry `Authorization: Bearer <token>`
+   * (401 otherwise); health, readiness and platform webhooks (their own secret) stay open.
+   */
+  authToken?: string;
+}
+
+/** Paths that need the bearer token when one is configured. */
+function needsToken(path: string): boolean {
+  return path.startsWith("/v1/") || path === "/metrics";
 }
 
 /** Routes by exact method + path. */
@@ -35,11 +47,14 @@ export class GatewayHttpServer {
   readonly #routes = new Map<string, RouteHandler>();
   readonly #server: Server;
   readonly #options: HttpServerOptions;
+  /** SHA-256 of the token: compared in constant time whatever the length of what is sent. */
+  readonly #tokenDigest: Buffer | undefined;
   readonly maxBodyBytes: number;
 
   constructor(options: HttpServerOptions) {
     this.#options = options;
     this.maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+    this.#tokenDigest = options.authToken ? sha256(options.authToken) : undefined;
     this.#server = createServer((req, res) => void this.#handle(req, res));
     this.#server.keepAliveTimeout = 5_000;
   }
@@ -96,6 +111,7 @@ export class GatewayHttpServer {
     const url = new URL(req.url ?? "/", "http://localhost");
     const handler = this.#routes.get(`${req.method} ${url.pathname}`);
     try {
+      if (this.#tokenDigest && needsToken(url.pathname)) this.#authenticate(req);
       if (!handler) {
         const otherMethod = [...this.#routes.keys()].some((k) => k.endsWith(` ${url.pathname}`));
         throw otherMethod
@@ -111,10 +127,51 @@ export class GatewayHttpServer {
         this.#options.logger.warn({ path: url.pathname, code, err }, "request refused for now");
       if (!res.headersSent) {
         if (retryAfterS !== undefined) res.setHeader("retry-after", String(retryAfterS));
-        sendJson(res, status, { error: { code, message: err instanceof Error ? err.message : String(err) } });
+        if (status === 401) res.setHeader("www-authenticate", 'Bearer realm="switchyard"');
+        const message = err instanceof Error ? err.message : String(err);
+        sendJson(res, status, errorBody(status, code, message, err instanceof HttpError ? err.param : null));
       } else res.end();
     }
   }
+
+  /** Throws a 401 unless the request carries the configured bearer token. */
+  #authenticate(req: IncomingMessage): void {
+    const header = req.headers.authorization ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match?.[1]) {
+      throw new HttpError(
+        401,
+        "this gateway requires a token: send Authorization: Bearer <gateway.auth.token>",
+        "missing_token",
+      );
+    }
+    // Digests have one length, so the comparison takes the same time for every wrong token.
+    if (!timingSafeEqual(sha256(match[1]), this.#tokenDigest as Buffer))
+      throw new HttpError(401, "the bearer token is not this gateway's gateway.auth.token", "invalid_token");
+  }
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/** OpenAI's `error.type` for an HTTP status, so OpenAI clients report our errors as theirs. */
+function errorType(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 429) return "rate_limit_error";
+  if (status === 503) return "service_unavailable";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/**
+ * Every JSON error of the gateway, in OpenAI's shape: `{"error": {"message", "type", "code",
+ * "param"}}` (`code` is ours and stable; `type` follows the status).
+ */
+export function errorBody(status: number, code: string, message: string, param: string | null = null) {
+  return { error: { message, type: errorType(status), code, param } };
 }
 
 /**

@@ -88,6 +88,10 @@ export class GatewayMetrics {
   readonly runs = new Counter("switchyard_runs_total", "Agent runs by trigger and outcome.");
   readonly inbound = new Counter("switchyard_inbound_total", "Inbound messages by channel and verdict.");
   readonly outbound = new Counter("switchyard_outbound_total", "Outbound sends by channel and result.");
+  readonly outboxResent = new Counter(
+    "switchyard_outbox_resent_total",
+    "Reply chunks sent again after a restart because the crash came mid-send: each may have arrived twice.",
+  );
   readonly providerErrors = new Counter(
     "switchyard_provider_errors_total",
     "Model provider errors by provider and kind.",
@@ -123,6 +127,7 @@ export class GatewayMetrics {
       this.runs,
       this.inbound,
       this.outbound,
+      this.outboxResent,
       this.providerErrors,
       this.tokens,
       this.laneWait,

@@ -8,7 +8,7 @@
 import type { Channel, ChatTarget } from "../channels/types.js";
 import { heartbeatDelivery, heartbeatTriggerText } from "../harness/heartbeat.js";
 import { assembleSystemPrompt } from "../harness/prompt.js";
-import { type ModelProvider, ZERO_USAGE } from "../harness/providers/types.js";
+import { type ModelProvider, type TokenUsage, ZERO_USAGE } from "../harness/providers/types.js";
 import { type AgentRunResult, runAgent } from "../harness/run.js";
 import type { ToolRegistry } from "../harness/tools/registry.js";
 import { findOrphanedToolCalls, toChatMessages } from "../harness/transcript.js";
@@ -41,8 +41,8 @@ export interface TurnRunnerOptions {
   clock: Clock;
   logger: Logger;
   metrics: GatewayMetrics;
-  /** Called after a turn committed, with every inbox id it finished. */
-  onCommitted(inboxIds: number[], state: "answered" | "failed", replies: string[]): void;
+  /** Called after a turn committed, with every inbox id it finished and the run's token usage. */
+  onCommitted(inboxIds: number[], state: "answered" | "failed", replies: string[], usage: TokenUsage): void;
   /** Called when a turn's result could not be saved (the store kept failing); ids stay `running`. */
   onUnsaved(inboxIds: number[]): void;
 }
@@ -261,7 +261,7 @@ export class TurnRunner {
         return;
       }
       this.#record(run, result, durationMs, log);
-      o.onCommitted(spec.inboxIds, run.outcome === "answered" ? "answered" : "failed", replies);
+      o.onCommitted(spec.inboxIds, run.outcome === "answered" ? "answered" : "failed", replies, run.usage);
     } finally {
       stopTyping();
     }

@@ -16,7 +16,7 @@ export type InboxState = "received" | "queued" | "running" | "answered" | "faile
 
 export interface InboxRecord {
   id: number;
-  /** `${channel}:${accountId}:${platformMessageId}`; unique. */
+  /** `${channel}:${accountId}:${chatId}:${platformMessageId}`; unique. */
   dedupeKey: string;
   sessionKey: string;
   message: InboundMessage;
@@ -71,6 +71,13 @@ export interface InboxRepo {
   sessionsWithQueued(): Promise<string[]>;
   countByState(): Promise<Record<InboxState, number>>;
   /**
+   * The `rejected` rows by why they were not run: chat commands the gateway answered itself
+   * (reason starting with COMMAND_REASON_PREFIX), group messages kept as context (NOT_MENTIONED),
+   * and everything else (refused: access policy, pairing, ...). The three add up to
+   * `countByState().rejected`.
+   */
+  countRejected(): Promise<RejectedCounts>;
+  /**
    * Group messages of a session rejected with reason NOT_MENTIONED since the session's last
    * message that ran (queued, running, answered or failed), newest `limit`, oldest first.
    */
@@ -79,6 +86,19 @@ export interface InboxRepo {
 
 /** The reject reason of a group message that did not address the bot (kept as context). */
 export const NOT_MENTIONED = "not_mentioned";
+
+/** How a chat command's row is rejected: the reason is this prefix and the name (`command /status`). */
+export const COMMAND_REASON_PREFIX = "command /";
+
+/** `rejected` inbox rows by why they were not run (see InboxRepo.countRejected). */
+export interface RejectedCounts {
+  /** Chat commands (`/status`, `/help`, `/new`, `/stop`, ...) the gateway answered itself. */
+  commands: number;
+  /** Group messages that did not address the bot, kept as context for the next run. */
+  groupContext: number;
+  /** Messages refused: not allowed by the access policy, pairing codes, and any other reason. */
+  refused: number;
+}
 
 // ---------------------------------------------------------------- outbox
 
@@ -132,8 +152,11 @@ export interface OutboxRepo {
   markDead(id: number, error: string, now: number): Promise<void>;
   /** pending rows created before `cutoff` → expired; returns them. */
   expireOlderThan(cutoff: number, now: number): Promise<OutboxRecord[]>;
-  /** On start-up: sending → pending (the send may or may not have happened; see docs). */
-  resetSending(now: number): Promise<number>;
+  /**
+   * On start-up: sending → pending (the send may or may not have happened; see docs). Returns
+   * the rows it moved, by id: each may reach its chat twice.
+   */
+  resetSending(now: number): Promise<OutboxRecord[]>;
   get(id: number): Promise<OutboxRecord | undefined>;
   /** Rows for one inbox message (all states), by id. */
   listForInbox(inboxId: number): Promise<OutboxRecord[]>;
@@ -160,6 +183,32 @@ export interface SessionRecord {
   updatedAt: number;
 }
 
+/**
+ * One session key and what happened in it lately, as `switchyard sessions` lists it. Only keys
+ * with a session row are listed (the gateway creates one when a key's first run starts).
+ */
+export interface SessionSummary {
+  sessionKey: string;
+  /** The key's current session id (what `/new` replaced last). */
+  sessionId: string;
+  /**
+   * The session's `lastTarget` channel if set, else the key's channel segment
+   * (`agent:<agentId>:<channel>:…`, so `agent:main:heartbeat` → "heartbeat" and
+   * `agent:main:main` → "main"); a key not shaped like that gives its last segment.
+   */
+  channel: string;
+  lastTarget: ChatTarget | null;
+  /**
+   * Epoch ms of the newest transcript event of the current session id or the newest inbox row
+   * of the key (its last update), whichever is later; the session's `updatedAt` if neither exists.
+   */
+  lastActivityAt: number;
+  /** Transcript events of type `user` and `assistant` in the current session id. */
+  messages: number;
+  /** True while the key has an inbox row in state `running` (a turn is in progress). */
+  running: boolean;
+}
+
 export interface SessionRepo {
   /** Returns the session, creating it with `newSessionId` if absent. */
   ensure(
@@ -177,6 +226,11 @@ export interface SessionRepo {
    * any session), where scheduled work (heartbeats) reports; undefined before any.
    */
   latestTarget(): Promise<ChatTarget | undefined>;
+  /**
+   * Up to `limit` sessions, most recent `lastActivityAt` first (ties by key), each summarised in
+   * one consistent read. `limit` <= 0 gives none.
+   */
+  list(limit: number): Promise<SessionSummary[]>;
 }
 
 /** Everything a run records, in order. A tagged union, stored as JSON. */

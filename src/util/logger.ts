@@ -2,14 +2,19 @@
  * Logging: pino JSON lines, one child logger per subsystem (`{ name: "gateway.lanes" }`,
  * `harness.run`, `provider.anthropic`, ...). Every serialized line passes through secret
  * redaction before it is written, so no call site can leak a key, token or Authorization value.
- * On a TTY, lines are pretty-printed; with `file`, JSON lines are also appended there.
+ * On a TTY, lines are pretty-printed; with `file`, JSON lines are also appended there, and the
+ * file is rotated by size (see {@link rotatedLogFiles} for the names).
  */
+import { chmodSync, mkdirSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import { basename, dirname, join } from "node:path";
 import { type DestinationStream, type Logger as PinoLogger, type StreamEntry, pino } from "pino";
+import type { createStream } from "rotating-file-stream";
 import { SecretList } from "./redact.js";
 
 export type Logger = PinoLogger;
 
+/** How the root logger writes. */
 export interface LoggerOptions {
   /** pino level; default "info". */
   level?: string;
@@ -17,13 +22,36 @@ export interface LoggerOptions {
   format?: "auto" | "json" | "pretty";
   /** Where lines go instead of stdout (tests). */
   destination?: DestinationStream;
-  /** Also append JSON lines to this file (folders are created). */
+  /**
+   * Also append JSON lines to this file. Missing folders are created with mode 0700, the file
+   * with 0600. When it reaches `maxFileMb` it is renamed `<file>.1` (older ones shift to `.2` …)
+   * and a fresh file is started. A failure of the file (unwritable folder, full disk) is reported
+   * once through `onFileError` and never stops logging to the main destination.
+   */
   file?: string;
+  /** Size at which `file` rotates, in MB (1 MB = 1024 × 1024 bytes); default 10, at least 1. */
+  maxFileMb?: number;
+  /**
+   * Exact rotation size in bytes, overriding `maxFileMb`; at least 1. For tests, which cannot
+   * write megabytes quickly; configuration offers only `maxFileMb`.
+   */
+  maxFileBytes?: number;
+  /** Rotated files kept in addition to the current one; default 5, at least 1. */
+  maxFiles?: number;
+  /** Receives the one line describing a file failure; default: written to stderr. */
+  onFileError?: (line: string) => void;
   /** Exact secret values to redact in addition to the known shapes. */
   secrets?: SecretList;
 }
 
-/** Creates the root logger. */
+const MB = 1024 * 1024;
+const DEFAULT_MAX_FILE_MB = 10;
+const DEFAULT_MAX_FILES = 5;
+
+/**
+ * Creates the root logger. Throws TypeError for a bad `maxFileMb`, `maxFileBytes` or `maxFiles`;
+ * never throws because of the file itself.
+ */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = options.secrets ?? new SecretList();
   const level = options.level ?? "info";
@@ -34,10 +62,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (pretty) main = prettyStream();
   const streams: StreamEntry[] = [{ stream: main, level: level as StreamEntry["level"] }];
   if (options.file) {
-    streams.push({
-      stream: pino.destination({ dest: options.file, mkdir: true, sync: false }),
-      level: level as StreamEntry["level"],
-    });
+    streams.push({ stream: rotatingFile(options.file, options), level: level as StreamEntry["level"] });
   }
   return pino(
     {
@@ -56,6 +81,94 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 /** A logger that drops everything (tests, library use). */
 export function silentLogger(): Logger {
   return pino({ level: "silent" });
+}
+
+/**
+ * The log files of `file` that exist, newest first: `file` itself (if present), then `<file>.1`,
+ * `<file>.2`, … as rotation named them.
+ */
+export function rotatedLogFiles(file: string): string[] {
+  const name = basename(file);
+  let entries: string[];
+  try {
+    entries = readdirSync(dirname(file));
+  } catch {
+    return [];
+  }
+  const rotated: Array<{ n: number; path: string }> = [];
+  for (const entry of entries) {
+    const match = entry.startsWith(`${name}.`) ? /^\d+$/.exec(entry.slice(name.length + 1)) : null;
+    if (match) rotated.push({ n: Number(match[0]), path: join(dirname(file), entry) });
+  }
+  rotated.sort((a, b) => a.n - b.n);
+  return [...(entries.includes(name) ? [file] : []), ...rotated.map((r) => r.path)];
+}
+
+/**
+ * The file destination: rotating-file-stream in classical mode (`file`, `file.1` … `file.N`,
+ * renamed on rotation), wrapped so a failure is reported once and later lines are dropped
+ * instead of raising on a destroyed stream.
+ */
+function rotatingFile(file: string, options: LoggerOptions): DestinationStream {
+  const maxBytes = rotationBytes(options);
+  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
+  if (!Number.isInteger(maxFiles) || maxFiles < 1) {
+    throw new TypeError(`logger maxFiles: found ${maxFiles}, expected a whole number of at least 1`);
+  }
+  const onFileError = options.onFileError ?? ((line: string) => process.stderr.write(`${line}\n`));
+  let failed = false;
+  const fail = (err: unknown) => {
+    if (failed) return;
+    failed = true;
+    const reason = err instanceof Error ? err.message : String(err);
+    onFileError(`switchyard: cannot write the log file ${file}: ${reason}; logging continues on stdout only`);
+  };
+  const dropped: DestinationStream = { write: () => {} };
+  try {
+    // Only the log folder itself is made owner-only; folders above it get the usual mode.
+    mkdirSync(dirname(dirname(file)), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Only tightens a file an older version left readable by others; new files get 0600 below.
+    chmodSync(file, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+      fail(err);
+      return dropped;
+    }
+  }
+  const stream = loadRotatingFileStream()(basename(file), {
+    path: dirname(file),
+    size: `${maxBytes}B`,
+    rotate: maxFiles,
+    mode: 0o600,
+  });
+  stream.on("error", fail);
+  return {
+    write(line: string) {
+      if (!failed) stream.write(line);
+    },
+  };
+}
+
+function rotationBytes(options: LoggerOptions): number {
+  if (options.maxFileBytes !== undefined) {
+    const bytes = options.maxFileBytes;
+    if (!Number.isInteger(bytes) || bytes < 1) {
+      throw new TypeError(`logger maxFileBytes: found ${bytes}, expected a whole number of at least 1`);
+    }
+    return bytes;
+  }
+  const mb = options.maxFileMb ?? DEFAULT_MAX_FILE_MB;
+  if (!Number.isFinite(mb) || mb < 1) {
+    throw new TypeError(`logger maxFileMb: found ${mb}, expected a number of at least 1`);
+  }
+  return Math.round(mb * MB);
+}
+
+/** Loaded on first use: commands without a log file do not pay for it (a few ms). */
+function loadRotatingFileStream(): typeof createStream {
+  const require = createRequire(import.meta.url);
+  return (require("rotating-file-stream") as { createStream: typeof createStream }).createStream;
 }
 
 /** pino-pretty is loaded only when pretty output is wanted: production never pays for it. */

@@ -5,6 +5,8 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -36,23 +38,27 @@ export function removeTempDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-/** Runs `switchyard <args>` from source in `cwd` with only PATH, HOME and `env`; kills it after `timeoutMs`. */
+/**
+ * Runs `switchyard <args>` from source in `cwd` with only PATH, HOME and `env`; kills it after
+ * `timeoutMs`. `input` is written to its stdin, which then ends (default: no stdin at all).
+ */
 export function runCli(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {},
 ): Promise<CliResult> {
   const cwd = options.cwd ?? tempDir();
   const child = spawn(process.execPath, ["--import", TSX, join(ROOT, "test/helpers/cli-entry.ts"), ...args], {
     cwd,
     env: { PATH: process.env.PATH, HOME: cwd, ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  if (options.input !== undefined) child.stdin?.end(options.input);
   let out = "";
   let err = "";
-  child.stdout.on("data", (d: Buffer) => {
+  child.stdout?.on("data", (d: Buffer) => {
     out += d.toString();
   });
-  child.stderr.on("data", (d: Buffer) => {
+  child.stderr?.on("data", (d: Buffer) => {
     err += d.toString();
   });
   return new Promise((done) => {
@@ -62,6 +68,23 @@ export function runCli(
       done({ code, out, err });
     });
   });
+}
+
+/** A port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** The pid of a process that has exited (`node -e ''`, waited for): not alive. */
+export async function exitedPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+  await new Promise((done) => child.once("exit", done));
+  if (child.pid === undefined) throw new Error("exitedPid: no pid");
+  return child.pid;
 }
 
 /** Writes one reply to a Telegram chat that could not be delivered (state dead) into `home`'s database. */

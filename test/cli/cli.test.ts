@@ -3,7 +3,7 @@
  * configuration, bad flags and broken state; doctor and status.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -55,6 +55,28 @@ describe("switchyard CLI", () => {
     const unknown = cli(["frobnicate"]);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('unknown command "frobnicate"');
+  });
+
+  it("prints its version with --version and version", () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+    for (const args of [["--version"], ["version"], ["status", "--version"]]) {
+      const r = cli(args);
+      expect(r.code, args.join(" ")).toBe(0);
+      expect(r.out).toBe(`switchyard ${version}\n`);
+    }
+  });
+
+  it("says what --port expects for a negative number, given apart or joined", () => {
+    for (const args of [
+      ["gateway", "--port", "-1"],
+      ["gateway", "--port=-1"],
+      ["status", "--port", "-1", "--json"],
+    ]) {
+      const r = cli(args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err).toContain('switchyard: --port: found "-1", expected a whole number from 0 to 65535');
+      expect(r.err).not.toContain("ambiguous");
+    }
   });
 
   it("reports a corrupt database in plain words, not a stack trace", () => {

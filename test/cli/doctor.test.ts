@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../fakes/telegram-bot-api.js";
+import { TOKEN_REQUIRED } from "../../src/cli/gateway-client.js";
+import { spawnGateway } from "../helpers/gateway-process.js";
 import { removeTempDirs, runCli, tempDir } from "./cli-process.js";
 
 const GOOD_TOKEN = "123456789:AAHk3jD9fLq2mN7pR4sT8vW1xY5zA0bC3dE";
@@ -189,8 +191,57 @@ describe("switchyard doctor", () => {
     expect(refused.out).toMatch(
       /FAIL\s+exposure\s+gateway\.host is "0\.0\.0\.0", which is not loopback: .*no authentication.*file tools.*gateway\.allowRemote: true/,
     );
-    const allowed = await doctor(`gateway:\n  host: 0.0.0.0\n  allowRemote: true\n  port: ${deadPort}\n`);
+    const allowed = await doctor(
+      `gateway:\n  host: 0.0.0.0\n  allowRemote: true\n  port: ${deadPort}\n  auth:\n    token: doctor-remote-token-0123456789\n`,
+    );
     expect(allowed.code).toBe(0);
     expect(allowed.out).toMatch(/warn\s+exposure\s+gateway\.host is "0\.0\.0\.0", which is not loopback/);
+    expect(allowed.out).not.toContain("doctor-remote-token-0123456789");
+    // Allowed, but without a token (and without auth.mode: none) the gateway refuses to start.
+    const tokenless = await doctor(`gateway:\n  host: 0.0.0.0\n  allowRemote: true\n  port: ${deadPort}\n`);
+    expect(tokenless.code).toBe(1);
+    expect(tokenless.out).toMatch(
+      /FAIL\s+auth\s+gateway\.auth\.token is not set, but gateway\.host is "0\.0\.0\.0"/,
+    );
+    const none = await doctor(
+      `gateway:\n  host: 0.0.0.0\n  allowRemote: true\n  port: ${deadPort}\n  auth:\n    mode: none\n`,
+    );
+    expect(none.code).toBe(0);
+  });
+});
+
+describe("switchyard doctor and the running gateway", () => {
+  afterAll(removeTempDirs);
+
+  it("finds it through the runtime file, checks the config it runs with, and its token", async () => {
+    const token = "doctor-gateway-token-0123456789abcdef";
+    const dir = tempDir();
+    const home = join(dir, "home");
+    const config = join(dir, "gateway.yaml");
+    writeFileSync(config, `gateway:\n  auth:\n    token: ${token}\n`);
+    const gw = await spawnGateway(["--config", config, "--home", home, "--port", "0"]);
+    const runtimeFile = join(home, "gateway.json");
+    try {
+      const r = await runCli(["doctor", "--home", home]);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(
+        `ok    config     ${config} is valid (the running gateway's, from its runtime file)`,
+      );
+      expect(r.out).toContain(
+        `ok    gateway    running at ${gw.url} (ready; token accepted), found in ${runtimeFile}, pid ${gw.child.pid}`,
+      );
+      expect(r.out).toContain(`listens at ${gw.url}/v1/chat`);
+      expect(r.out + r.err).not.toContain(token);
+
+      const other = join(dir, "other.yaml");
+      writeFileSync(other, "agent:\n  id: main\n");
+      const refused = await runCli(["doctor", "--home", home, "--config", other]);
+      expect(refused.code).toBe(1);
+      expect(refused.out).toContain(
+        `FAIL  gateway    running at ${gw.url} (found in ${runtimeFile}, pid ${gw.child.pid}), but ${TOKEN_REQUIRED}`,
+      );
+    } finally {
+      expect(await gw.kill("SIGTERM")).toBe(0);
+    }
   });
 });

@@ -12,6 +12,8 @@ import { ModelSimulator } from "../fakes/model-simulator.js";
 import { spawnGateway } from "../helpers/gateway-process.js";
 import { removeTempDirs, runCli, tempDir } from "./cli-process.js";
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 
 afterAll(removeTempDirs);
@@ -48,16 +50,79 @@ describe("gateway.host exposure", () => {
     expect(r.err).not.toMatch(/\n\s+at /);
   });
 
-  it("starts with gateway.allowRemote: true, warning on stderr and in the log", async () => {
+  it("refuses gateway.allowRemote: true without a token unless auth.mode is none, exit 2", async () => {
     const config = configFile("gateway:\n  host: 0.0.0.0\n  allowRemote: true\n");
+    const r = await runCli(["gateway", "--config", config, "--home", tempDir(), "--port", "0"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('gateway.auth.token: not set, but gateway.host is "0.0.0.0"');
+    expect(r.err).toContain("gateway.auth.mode: none");
+  });
+
+  it("starts remote with a token, saying only the token guards it", async () => {
+    const config = configFile(
+      "gateway:\n  host: 0.0.0.0\n  allowRemote: true\n  auth:\n    token: ${SWITCHYARD_TOKEN}\n",
+    );
+    const gw = await spawnGateway(["--config", config, "--home", tempDir(), "--port", "0"], {
+      SWITCHYARD_TOKEN: "a-long-enough-test-token-0123",
+    });
+    try {
+      expect(gw.output()).toContain("has gateway.auth.token can drive the agent");
+      expect(gw.output()).not.toContain("a-long-enough-test-token-0123");
+    } finally {
+      expect(await gw.kill("SIGTERM")).toBe(0);
+    }
+  });
+
+  it("starts with gateway.allowRemote: true and auth.mode: none, warning on stderr and in the log", async () => {
+    const config = configFile("gateway:\n  host: 0.0.0.0\n  allowRemote: true\n  auth:\n    mode: none\n");
     const gw = await spawnGateway(["--config", config, "--home", tempDir(), "--port", "0"]);
     try {
       expect(gw.output()).toContain('WARNING: gateway.host is "0.0.0.0", which is not loopback');
-      expect(gw.output()).toContain("allowed by gateway.allowRemote: true");
+      expect(gw.output()).toContain("allowed by gateway.allowRemote: true and gateway.auth.mode: none");
       expect(gw.output()).toMatch(/"level":40,.*not loopback/);
     } finally {
       expect(await gw.kill("SIGTERM")).toBe(0);
     }
+  });
+});
+
+describe("start-up failures exit, after closing what was opened", () => {
+  it("a port in use: one line, exit 1, nothing left running", async () => {
+    const holder = createServer();
+    await new Promise<void>((done) => holder.listen(0, "127.0.0.1", done));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      // No API key: the model simulator starts before the port is tried, and must close again.
+      const r = await runCli(["gateway", "--home", tempDir(), "--port", String(port)], { timeoutMs: 20_000 });
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(`switchyard gateway: port ${port} on 127.0.0.1 is already in use`);
+      expect(r.err).not.toMatch(/\n\s+at /);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it("a home folder that is a file: one plain line naming it, exit 2", async () => {
+    const file = join(tempDir(), "not-a-folder");
+    writeFileSync(file, "x");
+    const r = await runCli(["gateway", "--home", file, "--port", "0"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      `switchyard gateway: home folder ${file} is a file, not a folder: choose another with --home or SWITCHYARD_HOME\n`,
+    );
+    expect(r.out).toBe("");
+  });
+
+  it("a workspace that cannot be created: one plain line naming it, exit 2", async () => {
+    const file = join(tempDir(), "a-file");
+    writeFileSync(file, "x");
+    const config = configFile(`agent:\n  workspace: ${file}/workspace\n`);
+    const r = await runCli(["gateway", "--config", config, "--home", tempDir(), "--port", "0"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      `switchyard gateway: workspace ${file}/workspace cannot be created (a folder on its path is a file): check agent.workspace in the config`,
+    );
+    expect(r.err).not.toMatch(/\n\s+at /);
   });
 });
 

@@ -15,7 +15,7 @@ import type {
   Store,
   TranscriptPayload,
 } from "../../src/store/types.js";
-import { NOT_MENTIONED } from "../../src/store/types.js";
+import { COMMAND_REASON_PREFIX, NOT_MENTIONED } from "../../src/store/types.js";
 
 const T0 = Date.UTC(2024, 0, 15, 12, 0, 0);
 
@@ -153,7 +153,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         const { record, duplicate } = await store.inbox.receive(message, "s1", T0 + 5);
         expect(duplicate).toBe(false);
         expect(record).toMatchObject({
-          dedupeKey: `telegram:default:${message.platformMessageId}`,
+          dedupeKey: `telegram:default:chat-1:${message.platformMessageId}`,
           sessionKey: "s1",
           state: "received",
           attempts: 0,
@@ -167,7 +167,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         expect(await store.inbox.get(record.id + 1000)).toBeUndefined();
       });
 
-      it("receive is idempotent by channel, account and platform message id", async () => {
+      it("receive is idempotent by channel, account, chat and platform message id", async () => {
         const message = inbound();
         const first = await store.inbox.receive(message, "s1", T0);
         const again = await store.inbox.receive({ ...message, text: "redelivered" }, "s2", T0 + 10);
@@ -180,6 +180,17 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         expect(otherAccount.duplicate).toBe(false);
         expect(otherChannel.duplicate).toBe(false);
         expect(new Set([first.record.id, otherAccount.record.id, otherChannel.record.id]).size).toBe(3);
+      });
+
+      it("the same platform id from two chats (two HTTP senders both numbering m1) is two messages", async () => {
+        const ann = inbound({ channel: "http", chatId: "ann", senderId: "ann", platformMessageId: "m1" });
+        const zed = inbound({ channel: "http", chatId: "zed", senderId: "zed", platformMessageId: "m1" });
+        const a = await store.inbox.receive(ann, "agent:main:http:dm:ann", T0);
+        const z = await store.inbox.receive(zed, "agent:main:http:dm:zed", T0);
+        expect(z.duplicate).toBe(false);
+        expect(z.record.id).not.toBe(a.record.id);
+        expect(z.record.message.senderId).toBe("zed");
+        expect((await store.inbox.receive(zed, "agent:main:http:dm:zed", T0)).record.id).toBe(z.record.id);
       });
 
       it("markQueued and reject move only received rows", async () => {
@@ -375,6 +386,45 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
           failed: 0,
           rejected: 0,
         });
+      });
+
+      it("countRejected splits rejected rows into commands, group context and refusals", async () => {
+        expect(await store.inbox.countRejected()).toEqual({ commands: 0, groupContext: 0, refused: 0 });
+        const rejectAs = async (reason: string, over: Partial<InboundMessage> = {}) => {
+          const { record } = await store.inbox.receive(inbound(over), "A", T0);
+          await store.inbox.reject(record.id, reason, T0);
+        };
+        await rejectAs(`${COMMAND_REASON_PREFIX}status`, { text: "/status" });
+        await rejectAs(`${COMMAND_REASON_PREFIX}help`, { text: "/help" });
+        await rejectAs(NOT_MENTIONED, { isDirect: false, chatId: "g1", mentionsBot: false });
+        await rejectAs("not allowed: dmPolicy disabled");
+        // A reason that merely mentions a command, or differs in case, is a refusal.
+        await rejectAs("COMMAND /status");
+        await rejectAs("not a command /status");
+        // A command answered with a reply (the gateway's usual path) counts as a command too.
+        const { record } = await store.inbox.receive(inbound({ text: "/new" }), "A", T0);
+        expect(
+          await store.rejectWithReply(record.id, `${COMMAND_REASON_PREFIX}new`, [reply("fresh")], T0),
+        ).toBe(true);
+        // Rows in other states never count, whatever their error.
+        await store.inbox.receive(inbound(), "A", T0);
+        const failed = await enqueue(store, "B");
+        await store.inbox.claim("B", "ses-1", "run-f", { all: false }, T0);
+        await store.commitTurn(
+          turn("run-f", [failed.id], {
+            sessionKey: "B",
+            inboxState: "failed",
+            error: `${COMMAND_REASON_PREFIX}x`,
+            run: runRecord("run-f", { sessionKey: "B", outcome: "failed" }),
+          }),
+          T0,
+        );
+        expect((await store.inbox.get(failed.id))?.error).toBe(`${COMMAND_REASON_PREFIX}x`);
+        const counts = await store.inbox.countRejected();
+        expect(counts).toEqual({ commands: 3, groupContext: 1, refused: 3 });
+        expect(counts.commands + counts.groupContext + counts.refused).toBe(
+          (await store.inbox.countByState()).rejected,
+        );
       });
     });
 
@@ -649,9 +699,9 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         await seedReply(store, chat("c3"), ["c"], T0);
         const claimed = await store.outbox.claimDue(T0, 2);
         await store.outbox.markSent(claimed[1]!.id, "p", T0);
-        expect(await store.outbox.resetSending(T0 + 9)).toBe(1);
+        expect((await store.outbox.resetSending(T0 + 9)).map((r) => r.state)).toEqual(["pending"]);
         expect(await store.outbox.get(claimed[0]!.id)).toMatchObject({ state: "pending", updatedAt: T0 + 9 });
-        expect(await store.outbox.resetSending(T0 + 10)).toBe(0);
+        expect(await store.outbox.resetSending(T0 + 10)).toEqual([]);
         expect((await store.outbox.claimDue(T0 + 10, 10)).map((r) => r.text)).toEqual(["a", "c"]);
       });
 
@@ -765,6 +815,115 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store> |
         const fresh = await store.sessions.reset("other", "ses-9", T0 + 6);
         expect(fresh).toMatchObject({ sessionKey: "other", sessionId: "ses-9", lastTarget: null });
         expect(await store.sessions.count()).toBe(2);
+      });
+
+      it("list summarises each key: channel, last activity, messages, running; most recent first", async () => {
+        expect(await store.sessions.list(10)).toEqual([]);
+        // A DM with a direct chat: messages count user and assistant events of the current id only.
+        const dm = "agent:main:telegram:dm:42";
+        await store.sessions.ensure(dm, "ses-old", chat("c1"), T0);
+        await store.transcript.append(dm, "ses-old", null, [{ type: "notice", text: "old" }], T0 + 1);
+        await store.sessions.reset(dm, "ses-1", T0 + 2);
+        await store.transcript.append(
+          dm,
+          "ses-1",
+          "run-1",
+          [
+            { type: "user", inboxId: 9_001, text: "hi", senderName: "Ada" },
+            { type: "assistant", text: "", toolCalls: [{ id: "c1", name: "exec", argumentsJson: "{}" }] },
+            { type: "tool_result", toolCallId: "c1", name: "exec", content: "ok", isError: false },
+            { type: "assistant", text: "done", toolCalls: [] },
+            { type: "notice", text: "n" },
+          ],
+          T0 + 30,
+        );
+        // The heartbeat key: no target, channel from the key.
+        const heartbeat = "agent:main:heartbeat";
+        await store.sessions.ensure(heartbeat, "ses-h", null, T0);
+        await store.transcript.append(
+          heartbeat,
+          "ses-h",
+          "run-h",
+          [
+            { type: "trigger", origin: "heartbeat", text: "check" },
+            { type: "assistant", text: "HEARTBEAT_OK", toolCalls: [] },
+          ],
+          T0 + 10,
+        );
+        // A key with a turn in progress: its inbox row is newer than its events.
+        const main = "agent:main:main";
+        await store.sessions.ensure(main, "ses-m", null, T0);
+        await enqueue(store, main, T0 + 40);
+        await store.inbox.claim(main, "ses-m", "run-m", { all: false }, T0 + 50);
+        // A session with nothing in it yet: its own update time.
+        const quiet = "agent:ops:slack:default:group:C1";
+        await store.sessions.ensure(quiet, "ses-q", null, T0 + 5);
+
+        const all = await store.sessions.list(10);
+        expect(all.map((s) => s.sessionKey)).toEqual([main, dm, heartbeat, quiet]);
+        expect(all[0]).toEqual({
+          sessionKey: main,
+          sessionId: "ses-m",
+          channel: "main",
+          lastTarget: null,
+          lastActivityAt: T0 + 50,
+          messages: 1,
+          running: true,
+        });
+        expect(all[1]).toEqual({
+          sessionKey: dm,
+          sessionId: "ses-1",
+          channel: "telegram",
+          lastTarget: chat("c1"),
+          lastActivityAt: T0 + 30,
+          messages: 3,
+          running: false,
+        });
+        expect(all[2]).toMatchObject({ channel: "heartbeat", lastActivityAt: T0 + 10, messages: 1 });
+        expect(all[3]).toMatchObject({
+          channel: "slack",
+          lastActivityAt: T0 + 5,
+          messages: 0,
+          running: false,
+        });
+
+        expect((await store.sessions.list(2)).map((s) => s.sessionKey)).toEqual([main, dm]);
+        expect(await store.sessions.list(0)).toEqual([]);
+      });
+
+      it("list follows the turn: running until committed, activity from the inbox and the transcript", async () => {
+        const key = "agent:main:telegram:dm:7";
+        await store.sessions.ensure(key, "ses-1", null, T0);
+        await store.sessions.ensure("agent:main:telegram:dm:8", "ses-2", null, T0 + 20);
+        const record = await enqueue(store, key, T0 + 10);
+        let [summary] = await store.sessions.list(1);
+        expect(summary).toMatchObject({ sessionKey: "agent:main:telegram:dm:8", running: false });
+        await store.inbox.claim(key, "ses-1", "run-1", { all: false }, T0 + 30);
+        [summary] = await store.sessions.list(1);
+        expect(summary).toMatchObject({
+          sessionKey: key,
+          running: true,
+          messages: 1,
+          lastActivityAt: T0 + 30,
+        });
+        const committed = await store.commitTurn(
+          turn("run-1", [record.id], { sessionKey: key, lastTarget: chat("c7") }),
+          T0 + 40,
+        );
+        expect(committed).toBe(true);
+        [summary] = await store.sessions.list(1);
+        expect(summary).toMatchObject({
+          sessionKey: key,
+          channel: "telegram",
+          lastTarget: chat("c7"),
+          running: false,
+          messages: 2,
+          lastActivityAt: T0 + 40,
+        });
+        // Ties are broken by key.
+        await store.sessions.ensure("a", "ses-a", null, T0 + 40);
+        expect((await store.sessions.list(2)).map((s) => s.sessionKey)).toEqual(["a", key]);
+        expect((await store.sessions.list(2))[0]?.channel).toBe("a");
       });
     });
 
@@ -1109,7 +1268,9 @@ async function checkClaimOrdering(store: Store, ops: readonly OutboxOp[]): Promi
     } else {
       const reset = await store.outbox.resetSending(now);
       const sending = [...rows.values()].filter((r) => r.state === "sending");
-      expect(reset).toBe(sending.length);
+      expect(reset.map((r) => r.id).sort((a, b) => a - b)).toEqual(
+        sending.map((r) => r.id).sort((a, b) => a - b),
+      );
       for (const r of sending) r.state = "pending";
     }
   }

@@ -248,7 +248,12 @@ describe("HTTP surface", () => {
     const bad = await post("{nope");
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({
-      error: { code: "invalid_json", message: "request body is not valid JSON" },
+      error: {
+        code: "invalid_json",
+        message: "request body is not valid JSON",
+        type: "invalid_request_error",
+        param: null,
+      },
     });
     expect((await post(JSON.stringify({ text: "hi" }))).status).toBe(400);
     expect((await post(JSON.stringify({ sender: "x", text: "" }))).status).toBe(400);

@@ -162,6 +162,47 @@ describe("start-up recovery", () => {
   });
 });
 
+describe("a reply chunk caught mid-send by a crash", () => {
+  it("is sent again after restart, and counted as a possible repeat", async () => {
+    const tg = new FakeTelegramBotApi();
+    await tg.start();
+    const token = "778:AAresend-token-for-the-fake-bot-api-000";
+    tg.addBot({ token, id: 778, username: "resend_bot" });
+    try {
+      const store = crashedStore();
+      const message = { ...httpMessage("42", "hi", "42:7"), channel: "telegram" as const, chatId: "42" };
+      const now = Date.now(); // recent: older replies would be expired, not sent late
+      const { record } = await store.inbox.receive(message, "agent:main:telegram:dm:42", now);
+      const target = { channel: "telegram" as const, accountId: "default", chatId: "42" };
+      await store.rejectWithReply(
+        record.id,
+        "command /help",
+        [{ target, text: "the help text", seq: 0, kind: "notice" }],
+        now + 1,
+      );
+      // The crash: the row was claimed (sending) and the process died before markSent.
+      expect(await store.outbox.claimDue(now + 2, 10)).toHaveLength(1);
+      await store.close();
+
+      gw = await startTestGateway(
+        {
+          ...simulatorConfig(sim, "anthropic"),
+          channels: { telegram: { token, apiRoot: tg.apiRoot, dmPolicy: "open" } },
+        },
+        { home },
+      );
+      await until(() => tg.sentMessages({ chatId: 42 }).length > 0, "the resent chunk");
+      expect(tg.sentMessages({ chatId: 42 }).map((m) => m.text)).toEqual(["the help text"]);
+      const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+      expect(metrics).toContain('switchyard_outbox_resent_total{channel="telegram"} 1');
+    } finally {
+      await gw?.stop();
+      gw = undefined;
+      await tg.close();
+    }
+  });
+});
+
 describe("a failing store", () => {
   it("routes a message whose first routing failed when the client sends it again", async () => {
     // A command is committed `received`, then routed; the routing step fails once.

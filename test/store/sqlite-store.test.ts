@@ -71,6 +71,30 @@ describe("openSqliteStore", () => {
     expect(LATEST_SCHEMA_VERSION).toBe(MIGRATIONS.length);
   });
 
+  it("v4 re-keys existing inbox rows with their chat, so redeliveries are still recognised", async () => {
+    const path = freshPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    const raw = new BetterSqlite3(path);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 3)) raw.exec(m.sql);
+    raw.pragma("user_version = 3");
+    raw
+      .prepare(
+        `INSERT INTO inbox (dedupe_key, session_key, message, state, received_at, updated_at)
+         VALUES ('console:default:m1', 'console:me', ?, 'answered', 1, 1)`,
+      )
+      .run(JSON.stringify(message("m1")));
+    raw.close();
+
+    const store = openSqliteStore({ path });
+    try {
+      const again = await store.inbox.receive(message("m1"), "console:me", 2);
+      expect(again.duplicate).toBe(true);
+      expect(again.record.dedupeKey).toBe("console:default:local:m1");
+    } finally {
+      await store.close();
+    }
+  });
+
   it("keeps data across close and reopen", async () => {
     const path = freshPath();
     const first = openSqliteStore({ path });

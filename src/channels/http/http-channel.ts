@@ -22,6 +22,12 @@ import {
   type OutboundMessage,
   type SendReceipt,
 } from "../types.js";
+import { OpenAIEndpoint } from "./openai-endpoint.js";
+import { normalizeSender, senderProblem } from "./sender.js";
+import { openSse } from "./sse.js";
+
+/** Longest client message id (`id`, `Idempotency-Key`), in characters. */
+export const CLIENT_ID_MAX_CHARS = 200;
 
 /** Where the channel registers its routes. */
 export interface RouteRegistrar {
@@ -41,6 +47,10 @@ export interface HttpChannelOptions {
   maxTextChars?: number;
   /** How long a request waits for its answer before answering 202 (default 10 min). */
   answerTimeoutMs?: number;
+  /** A streamed answer sends an SSE comment this often while nothing else is sent (default 15 s). */
+  keepAliveMs?: number;
+  /** The model id the OpenAI-compatible `GET /v1/models` lists (default "switchyard"). */
+  modelId?: string;
 }
 
 type StreamWriter = (delta: string) => void;
@@ -68,7 +78,19 @@ export class HttpChannel implements Channel {
     options.server.route("POST", base, (req, res) => this.#chat(req, res));
     options.server.route("GET", `${base}/replies`, (_req, res, url) => this.#replies(res, url));
     if (options.openaiCompatible) {
-      options.server.route("POST", `${base}/completions`, (req, res) => this.#completions(req, res));
+      const endpoint = new OpenAIEndpoint(
+        {
+          maxBodyBytes: options.server.maxBodyBytes,
+          accept: (sender, text, clientId) => this.#accept(sender, text, clientId),
+          track: (write) => this.#track(write),
+          wait: (inboxId, req, res) => this.#wait(inboxId, req, res),
+        },
+        { modelId: options.modelId ?? "switchyard", keepAliveMs: options.keepAliveMs ?? 15_000 },
+      );
+      options.server.route("POST", `${base}/completions`, (req, res) =>
+        endpoint.completions(req, res, clientIdOf(req.headers["idempotency-key"], "Idempotency-Key")),
+      );
+      options.server.route("GET", "/v1/models", (_req, res) => endpoint.models(res));
     }
   }
 
@@ -111,7 +133,22 @@ export class HttpChannel implements Channel {
     };
   }
 
+  /**
+   * Validates one message and hands it to the sink. `clientId` is the client's own id for it
+   * (`id`, `Idempotency-Key`): with the sender (the chat) it makes the dedupe key, so a client
+   * that sends the same message again gets the first answer, and two clients that number their
+   * messages alike never see each other's.
+   */
   async #accept(sender: string, text: string, clientId: string | undefined) {
+    const max = this.#o.maxTextChars ?? 32_000;
+    if (text.length > max) {
+      throw new HttpError(
+        413,
+        `message text is ${text.length} characters; the limit is ${max}`,
+        "too_large",
+        "text",
+      );
+    }
     const sink = this.#sink;
     if (!sink) throw new HttpError(503, `the ${this.name} channel is not started`, "unavailable");
     const message: InboundMessage = {
@@ -132,42 +169,26 @@ export class HttpChannel implements Channel {
     return sink.accept(message);
   }
 
-  #validate(
-    body: Record<string, unknown>,
-    senderField: string,
-    text: unknown,
-  ): { sender: string; text: string } {
-    const sender = body[senderField] ?? (senderField === "user" ? "openai-client" : undefined);
-    if (typeof sender !== "string" || !/^[\w.@+-]{1,128}$/.test(sender)) {
-      throw new HttpError(
-        400,
-        `"${senderField}" must be a string of 1–128 letters, digits or . @ + - _ (found ${JSON.stringify(sender ?? null)})`,
-        "invalid_sender",
-      );
-    }
-    if (typeof text !== "string" || text.trim().length === 0) {
-      throw new HttpError(400, '"text" must be a non-empty string', "invalid_text");
-    }
-    const max = this.#o.maxTextChars ?? 32_000;
-    if (text.length > max) {
-      throw new HttpError(413, `message text is ${text.length} characters; the limit is ${max}`, "too_large");
-    }
-    return { sender, text };
-  }
-
   async #chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJsonBody(req, this.#o.server.maxBodyBytes);
-    const { sender, text } = this.#validate(body, "sender", body.text);
-    const clientId = typeof body.id === "string" && body.id.length > 0 ? body.id.slice(0, 200) : undefined;
+    const problem = senderProblem(body.sender);
+    if (problem) throw new HttpError(400, problem, "invalid_sender", "sender");
+    const sender = normalizeSender(body.sender as string);
+    if (typeof body.text !== "string" || body.text.trim().length === 0)
+      throw new HttpError(400, '"text" must be a non-empty string', "invalid_text", "text");
+    const clientId =
+      clientIdOf(body.id, "id") ?? clientIdOf(req.headers["idempotency-key"], "Idempotency-Key");
     const wantsStream = (req.headers.accept ?? "").includes("text/event-stream");
-    const sse = wantsStream ? this.#openSse(res) : undefined;
-    const request = this.#track(sse?.write);
+    const result = await this.#accept(sender, body.text, clientId);
+    const sse = wantsStream ? openSse(res, this.#o.keepAliveMs) : undefined;
+    const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    const request = this.#track(sse ? (delta) => sse.write(frame("delta", { text: delta })) : undefined);
     try {
-      const result = await this.#accept(sender, text, clientId);
       if (result.status === "accepted" || result.status === "duplicate") request.commit(result.inboxId);
       if (result.status === "rejected") {
-        if (sse) return sse.finish("error", { error: { code: "rejected", message: result.reason } });
-        return sendJson(res, 403, { error: { code: "rejected", message: result.reason } });
+        const error = { error: { code: "rejected", message: result.reason } };
+        if (sse) return sse.end(frame("error", error));
+        return sendJson(res, 403, error);
       }
       const sessionKey = result.sessionKey;
       const answer =
@@ -181,10 +202,11 @@ export class HttpChannel implements Channel {
         replies: answer.replies.map((t) => ({ text: t })),
         ...(result.status === "duplicate" ? { duplicate: true } : {}),
       };
-      if (sse) sse.finish("done", payload);
+      if (sse) sse.end(frame("done", payload));
       else sendJson(res, 200, payload);
     } finally {
       request.done();
+      sse?.close();
     }
   }
 
@@ -216,104 +238,16 @@ export class HttpChannel implements Channel {
     }
   }
 
-  #openSse(res: ServerResponse) {
-    res.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-    });
-    const write: StreamWriter = (delta) => {
-      res.write(`event: delta\ndata: ${JSON.stringify({ text: delta })}\n\n`);
-    };
-    return {
-      write,
-      finish: (event: string, data: unknown) => {
-        res.end(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      },
-    };
-  }
-
   async #replies(res: ServerResponse, url: URL): Promise<void> {
-    const sender = url.searchParams.get("sender") ?? "";
-    if (!/^[\w.@+-]{1,128}$/.test(sender))
-      throw new HttpError(400, '"sender" query parameter is required', "invalid_sender");
+    const raw = url.searchParams.get("sender") ?? undefined;
+    const problem = senderProblem(raw);
+    if (problem) throw new HttpError(400, `${problem} in the query`, "invalid_sender", "sender");
+    const sender = normalizeSender(raw as string);
     const after = Number(url.searchParams.get("after") ?? "0");
     if (!Number.isInteger(after) || after < 0)
       throw new HttpError(400, '"after" must be a whole number', "invalid_after");
     const replies = await this.#o.answers.listReplies(this.name, sender, after);
     sendJson(res, 200, { replies });
-  }
-
-  async #completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readJsonBody(req, this.#o.server.maxBodyBytes);
-    const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : undefined;
-    if (!messages || messages.length === 0)
-      throw new HttpError(400, '"messages" must be a non-empty array', "invalid_messages");
-    const lastUser = [...messages].reverse().find((m) => isRecord(m) && m.role === "user");
-    const text = isRecord(lastUser) ? contentText(lastUser.content) : undefined;
-    const { sender } = this.#validate(body, "user", text ?? "");
-    const stream = body.stream === true;
-    const id = `chatcmpl-${randomUUID()}`;
-    const created = Math.floor(Date.now() / 1000);
-    const model = typeof body.model === "string" ? body.model : "switchyard";
-    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-
-    /** What this request has streamed so far. */
-    let streamed = "";
-    if (stream) {
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      res.write(chunk({ role: "assistant", content: "" }, null));
-    }
-    const request = this.#track(
-      stream
-        ? (delta) => {
-            streamed += delta;
-            res.write(chunk({ content: delta }, null));
-          }
-        : undefined,
-    );
-    try {
-      const result = await this.#accept(sender, text ?? "", undefined);
-      if (result.status === "accepted" || result.status === "duplicate") request.commit(result.inboxId);
-      let replyText: string;
-      let answered = false;
-      if (result.status === "rejected") {
-        if (!stream)
-          return sendJson(res, 403, {
-            error: { message: result.reason, type: "rejected", code: "rejected" },
-          });
-        replyText = result.reason;
-      } else if (result.status === "command") {
-        replyText = result.reply;
-      } else {
-        const answer = await this.#wait(result.inboxId, req, res);
-        if (!answer) return;
-        replyText = answer.replies.join("\n\n");
-        answered = answer.state === "answered";
-      }
-      if (stream) {
-        // Live text may be missing (a delta that could not be routed) or cut short: the client
-        // gets the part of the reply not streamed yet. A failure notice is always written.
-        let rest = replyText;
-        if (answered && replyText.startsWith(streamed)) rest = replyText.slice(streamed.length);
-        else if (answered && streamed !== "") rest = ""; // text before tool calls was streamed too
-        if (rest !== "") res.write(chunk({ content: rest }, null));
-        res.write(chunk({}, "stop"));
-        res.end("data: [DONE]\n\n");
-      } else {
-        sendJson(res, 200, {
-          id,
-          object: "chat.completion",
-          created,
-          model,
-          choices: [{ index: 0, message: { role: "assistant", content: replyText }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-        });
-      }
-    } finally {
-      request.done();
-    }
   }
 }
 
@@ -333,18 +267,28 @@ function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
   if (set.size === 0) map.delete(key);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
-
-/** OpenAI message content: a string or an array of parts with `text`. */
-function contentText(content: unknown): string | undefined {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((p) => (isRecord(p) && typeof p.text === "string" ? p.text : ""))
-      .join("")
-      .trim();
-  }
-  return undefined;
+/**
+ * A client's id for its message: a string of 1–200 characters or a number; absent (or null):
+ * none. Anything else is refused, never ignored: ignoring it would run a retried message twice.
+ */
+function clientIdOf(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  if (typeof value === "string" && value.length > 0 && value.length <= CLIENT_ID_MAX_CHARS) return value;
+  const found =
+    typeof value === "string"
+      ? value.length === 0
+        ? "an empty string"
+        : `${value.length} characters`
+      : Array.isArray(value)
+        ? "a list"
+        : typeof value === "object"
+          ? "an object"
+          : JSON.stringify(value);
+  throw new HttpError(
+    400,
+    `"${field}" must be a string of 1–${CLIENT_ID_MAX_CHARS} characters or a number (found ${found})`,
+    "invalid_id",
+    field,
+  );
 }

@@ -4,7 +4,14 @@
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
 import type { InboundMessage } from "../../channels/types.js";
-import { type InboxRecord, type InboxRepo, type InboxState, NOT_MENTIONED } from "../types.js";
+import {
+  COMMAND_REASON_PREFIX,
+  type InboxRecord,
+  type InboxRepo,
+  type InboxState,
+  NOT_MENTIONED,
+  type RejectedCounts,
+} from "../types.js";
 import { guard } from "./errors.js";
 import type { SqliteTranscriptRepo } from "./transcript-repo.js";
 
@@ -35,9 +42,13 @@ const INBOX_STATES: readonly InboxState[] = [
   "rejected",
 ];
 
-/** The dedupe key of an inbound message: `${channel}:${accountId}:${platformMessageId}`. */
+/**
+ * The dedupe key of an inbound message: `${channel}:${accountId}:${chatId}:${platformMessageId}`.
+ * Every field that scopes a platform message id is in it: ids are unique only per chat on most
+ * platforms, and an HTTP client's own ids only per sender (the chat of an HTTP message).
+ */
 export function inboxDedupeKey(message: InboundMessage): string {
-  return `${message.channel}:${message.accountId}:${message.platformMessageId}`;
+  return `${message.channel}:${message.accountId}:${message.chatId}:${message.platformMessageId}`;
 }
 
 /**
@@ -68,6 +79,10 @@ export class SqliteInboxRepo implements InboxRepo {
   readonly #requeue: Statement<[number]>;
   readonly #queuedSessions: Statement<[], { session_key: string }>;
   readonly #countByState: Statement<[], { state: InboxState; n: number }>;
+  readonly #countRejected: Statement<
+    { commandPrefix: string; notMentioned: string },
+    { total: number; commands: number | null; groupContext: number | null }
+  >;
   readonly #groupContext: Statement<{ sessionKey: string; reason: string; limit: number }, InboxRow>;
   readonly #finish: Statement<[InboxState, string | null, number, number, string]>;
 
@@ -108,6 +123,13 @@ export class SqliteInboxRepo implements InboxRepo {
       "SELECT session_key FROM inbox WHERE state = 'queued' GROUP BY session_key ORDER BY MIN(id)",
     );
     this.#countByState = db.prepare("SELECT state, COUNT(*) AS n FROM inbox GROUP BY state");
+    // substr, not LIKE: LIKE ignores case and treats _ and % in the prefix as wildcards.
+    this.#countRejected = db.prepare(
+      `SELECT COUNT(*) AS total,
+              SUM(substr(error, 1, length(@commandPrefix)) = @commandPrefix) AS commands,
+              SUM(error = @notMentioned) AS groupContext
+         FROM inbox WHERE state = 'rejected'`,
+    );
     this.#groupContext = db.prepare(
       `SELECT * FROM inbox
         WHERE session_key = @sessionKey AND state = 'rejected' AND error = @reason
@@ -227,6 +249,18 @@ export class SqliteInboxRepo implements InboxRepo {
       const counts = Object.fromEntries(INBOX_STATES.map((s) => [s, 0])) as Record<InboxState, number>;
       for (const { state, n } of this.#countByState.all()) counts[state] = n;
       return counts;
+    });
+  }
+
+  async countRejected(): Promise<RejectedCounts> {
+    return guard(this.#path, () => {
+      const row = this.#countRejected.get({
+        commandPrefix: COMMAND_REASON_PREFIX,
+        notMentioned: NOT_MENTIONED,
+      });
+      const commands = row?.commands ?? 0;
+      const groupContext = row?.groupContext ?? 0;
+      return { commands, groupContext, refused: (row?.total ?? 0) - commands - groupContext };
     });
   }
 

@@ -178,6 +178,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_dead ON outbox (id) WHERE state = 'dead';
     `,
   },
+  {
+    version: 4,
+    name: "dedupe keys carry the chat",
+    // A platform message id is unique only within its chat (Telegram, Slack) or, over HTTP,
+    // within one client's numbering: two senders that both number their messages "m1" must
+    // not be taken for one message redelivered. Keys become channel:account:chat:message.
+    sql: `
+      UPDATE inbox SET dedupe_key =
+        json_extract(message, '$.channel') || ':' || json_extract(message, '$.accountId') || ':' ||
+        json_extract(message, '$.chatId') || ':' || json_extract(message, '$.platformMessageId');
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -2,10 +2,11 @@
  * Opens the SQLite Store: creates the folder, opens the file with the pragmas the gateway
  * relies on (WAL, synchronous NORMAL, foreign keys, busy timeout) and migrates the schema.
  */
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import type { Logger } from "../../util/logger.js";
+import { redactSecrets } from "../../util/redact.js";
 import type { Store } from "../types.js";
 import { guard } from "./errors.js";
 import { migrate } from "./migrations.js";
@@ -27,6 +28,12 @@ export interface SqliteStoreOptions {
   checkpointInWorker?: boolean;
   /** Where the checkpoint worker reports trouble. */
   logger?: Logger;
+  /**
+   * Applied to every error text before it is stored (inbox and run errors, outbox send errors,
+   * failure notices): a provider error that echoes an API key must not put it on disk. Default:
+   * the known secret shapes (`redactSecrets`); the gateway passes its configured secrets too.
+   */
+  redact?: (text: string) => string;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -41,7 +48,16 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const { path, busyTimeoutMs, readonly } = resolveOptions(options);
   const memory = path === MEMORY;
   return guard(path, () => {
-    if (!memory && !readonly) mkdirSync(dirname(resolve(path)), { recursive: true });
+    if (!memory && !readonly) {
+      mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
+      // Owner-only before SQLite opens it: its -wal and -shm files take the database's mode.
+      closeSync(openSync(path, "a", 0o600));
+      try {
+        chmodSync(path, 0o600);
+      } catch {
+        // Not ours to change (another owner): SQLite still opens it if it may.
+      }
+    }
     const db = new BetterSqlite3(path, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
     try {
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -55,7 +71,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
         db.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
         checkpointer = new WalCheckpointer({ path, ...(options.logger ? { logger: options.logger } : {}) });
       }
-      return new SqliteStore(db, path, version, checkpointer);
+      return new SqliteStore(db, path, version, checkpointer, options.redact ?? redactSecrets);
     } catch (err) {
       db.close();
       throw err;

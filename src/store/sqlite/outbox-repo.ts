@@ -64,7 +64,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
   readonly #toRetry: Statement<[string, number, number, number]>;
   readonly #toDead: Statement<[string, number, number]>;
   readonly #expire: Statement<[number, number], OutboxRow>;
-  readonly #resetSending: Statement<[number]>;
+  readonly #resetSending: Statement<[number], OutboxRow>;
   readonly #byId: Statement<[number], OutboxRow>;
   readonly #forInbox: Statement<[number], OutboxRow>;
   readonly #sentFor: Statement<[string, string, number, number], OutboxRow>;
@@ -74,7 +74,11 @@ export class SqliteOutboxRepo implements OutboxRepo {
   readonly #countByState: Statement<[], { state: OutboxState; n: number }>;
   readonly #nextDue: Statement<[], { at: number | null }>;
 
-  constructor(db: Database, path: string) {
+  readonly #redact: (text: string) => string;
+
+  /** `redact` cleans send errors before they are stored (default: none). */
+  constructor(db: Database, path: string, redact: (text: string) => string = (text) => text) {
+    this.#redact = redact;
     this.#path = path;
     this.#insert = db.prepare(
       `INSERT INTO outbox (session_key, run_id, inbox_id, channel, account_id, chat_id, thread_id, reply_to,
@@ -117,7 +121,8 @@ export class SqliteOutboxRepo implements OutboxRepo {
     );
     // The IN term lets the planner use the partial index outbox_chat_unsent.
     this.#resetSending = db.prepare(
-      "UPDATE outbox SET state = 'pending', updated_at = ? WHERE state IN ('pending', 'sending') AND state = 'sending'",
+      `UPDATE outbox SET state = 'pending', updated_at = ? WHERE state IN ('pending', 'sending') AND state = 'sending'
+       RETURNING *`,
     );
     this.#byId = db.prepare("SELECT * FROM outbox WHERE id = ?");
     this.#forInbox = db.prepare("SELECT * FROM outbox WHERE inbox_id = ? ORDER BY id");
@@ -156,11 +161,11 @@ export class SqliteOutboxRepo implements OutboxRepo {
   }
 
   async markRetry(id: number, error: string, nextAttemptAt: number, now: number): Promise<void> {
-    guard(this.#path, () => this.#toRetry.run(error, nextAttemptAt, now, id));
+    guard(this.#path, () => this.#toRetry.run(this.#redact(error), nextAttemptAt, now, id));
   }
 
   async markDead(id: number, error: string, now: number): Promise<void> {
-    guard(this.#path, () => this.#toDead.run(error, now, id));
+    guard(this.#path, () => this.#toDead.run(this.#redact(error), now, id));
   }
 
   async expireOlderThan(cutoff: number, now: number): Promise<OutboxRecord[]> {
@@ -172,8 +177,13 @@ export class SqliteOutboxRepo implements OutboxRepo {
     );
   }
 
-  async resetSending(now: number): Promise<number> {
-    return guard(this.#path, () => this.#resetSending.run(now).changes);
+  async resetSending(now: number): Promise<OutboxRecord[]> {
+    return guard(this.#path, () =>
+      this.#resetSending
+        .all(now)
+        .map(toOutboxRecord)
+        .sort((a, b) => a.id - b.id),
+    );
   }
 
   async get(id: number): Promise<OutboxRecord | undefined> {

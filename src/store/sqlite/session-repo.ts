@@ -4,7 +4,7 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { ChatTarget } from "../../channels/types.js";
-import type { SessionRecord, SessionRepo } from "../types.js";
+import type { SessionRecord, SessionRepo, SessionSummary } from "../types.js";
 import { guard } from "./errors.js";
 
 interface SessionRow {
@@ -14,6 +14,48 @@ interface SessionRow {
   created_at: number;
   updated_at: number;
 }
+
+interface SummaryRow {
+  session_key: string;
+  session_id: string;
+  last_target: string | null;
+  last_activity_at: number;
+  messages: number;
+  running: 0 | 1;
+}
+
+/**
+ * `list` in one statement. Every lookup runs on an index: a key's newest transcript event and
+ * its message count on transcript_session (session_key, session_id, id), its newest inbox row
+ * on inbox_session_id (session_key, id), and the running keys on the partial index
+ * inbox_unfinished (the redundant `state IN (...)` lets the planner pick it; `running` rows are
+ * few). Counting reads the rows of the listed sessions' current session ids only, after the
+ * cut. The CTEs are MATERIALIZED so each correlated lookup runs once per session.
+ */
+const LIST_SQL = `
+  WITH recent AS MATERIALIZED (
+    SELECT s.session_key, s.session_id, s.last_target, s.updated_at,
+      (SELECT t.created_at FROM transcript t
+        WHERE t.session_key = s.session_key AND t.session_id = s.session_id
+        ORDER BY t.id DESC LIMIT 1) AS event_at,
+      (SELECT MAX(i.received_at, i.updated_at) FROM inbox i
+        WHERE i.session_key = s.session_key ORDER BY i.id DESC LIMIT 1) AS inbox_at
+    FROM sessions s
+  ),
+  top AS MATERIALIZED (
+    SELECT session_key, session_id, last_target,
+      MAX(COALESCE(event_at, inbox_at, updated_at), COALESCE(inbox_at, event_at, updated_at)) AS last_activity_at
+    FROM recent ORDER BY last_activity_at DESC, session_key LIMIT ?
+  )
+  SELECT top.session_key, top.session_id, top.last_target, top.last_activity_at,
+    (SELECT COUNT(*) FROM transcript t
+      WHERE t.session_key = top.session_key AND t.session_id = top.session_id
+        AND t.type IN ('user', 'assistant')) AS messages,
+    top.session_key IN (
+      SELECT r.session_key FROM inbox r
+      WHERE r.state IN ('received', 'queued', 'running') AND r.state = 'running'
+    ) AS running
+  FROM top ORDER BY top.last_activity_at DESC, top.session_key`;
 
 /**
  * SessionRepo over one better-sqlite3 connection. `ensure` on an existing session keeps its
@@ -31,6 +73,7 @@ export class SqliteSessionRepo implements SessionRepo {
   readonly #count: Statement<[], { n: number }>;
   readonly #latestTarget: Statement<[], { last_target: string }>;
   readonly #setTarget: Statement<[string, number, string]>;
+  readonly #list: Statement<[number], SummaryRow>;
 
   constructor(db: Database, path: string) {
     this.#db = db;
@@ -52,6 +95,7 @@ export class SqliteSessionRepo implements SessionRepo {
       "SELECT last_target FROM sessions WHERE last_target IS NOT NULL ORDER BY updated_at DESC, rowid DESC LIMIT 1",
     );
     this.#setTarget = db.prepare("UPDATE sessions SET last_target = ?, updated_at = ? WHERE session_key = ?");
+    this.#list = db.prepare(LIST_SQL);
   }
 
   async latestTarget(): Promise<ChatTarget | undefined> {
@@ -105,6 +149,12 @@ export class SqliteSessionRepo implements SessionRepo {
     return guard(this.#path, () => this.#count.get()?.n ?? 0);
   }
 
+  async list(limit: number): Promise<SessionSummary[]> {
+    const n = Math.max(0, Math.floor(limit));
+    if (n === 0) return [];
+    return guard(this.#path, () => this.#list.all(n).map(toSessionSummary));
+  }
+
   #mustGet(sessionKey: string): SessionRecord {
     const row = this.#byKey.get(sessionKey);
     if (!row) throw new Error(`session ${sessionKey} vanished right after it was written`);
@@ -120,4 +170,23 @@ function toSessionRecord(row: SessionRow): SessionRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+function toSessionSummary(row: SummaryRow): SessionSummary {
+  const lastTarget = row.last_target === null ? null : (JSON.parse(row.last_target) as ChatTarget);
+  return {
+    sessionKey: row.session_key,
+    sessionId: row.session_id,
+    channel: lastTarget?.channel ?? keyChannel(row.session_key),
+    lastTarget,
+    lastActivityAt: row.last_activity_at,
+    messages: row.messages,
+    running: row.running === 1,
+  };
+}
+
+/** `agent:<agentId>:<channel>:…` → channel; any other shape → its last segment. */
+function keyChannel(sessionKey: string): string {
+  const parts = sessionKey.split(":");
+  return (parts[0] === "agent" ? parts[2] : undefined) ?? parts.at(-1) ?? sessionKey;
 }

@@ -35,19 +35,28 @@ export class SqliteStore implements Store {
   >;
 
   readonly #checkpointer: WalCheckpointer | undefined;
+  readonly #redact: (text: string) => string;
 
   /**
    * `path` names the database in error messages; `schemaVersion` is what migrate returned;
-   * `checkpointer`, when given, is stopped on close.
+   * `checkpointer`, when given, is stopped on close; `redact` cleans every error text and
+   * failure notice before it is written (default: none).
    */
-  constructor(db: Database, path: string, schemaVersion: number, checkpointer?: WalCheckpointer) {
+  constructor(
+    db: Database,
+    path: string,
+    schemaVersion: number,
+    checkpointer?: WalCheckpointer,
+    redact: (text: string) => string = (text) => text,
+  ) {
     this.#checkpointer = checkpointer;
+    this.#redact = redact;
     this.#db = db;
     this.#path = path;
     this.#schemaVersion = schemaVersion;
     this.transcript = new SqliteTranscriptRepo(db, path);
     this.inbox = new SqliteInboxRepo(db, path, this.transcript);
-    this.outbox = new SqliteOutboxRepo(db, path);
+    this.outbox = new SqliteOutboxRepo(db, path, redact);
     this.sessions = new SqliteSessionRepo(db, path);
     this.runs = new SqliteRunRepo(db, path);
     this.usage = new SqliteUsageRepo(db, path);
@@ -90,7 +99,8 @@ export class SqliteStore implements Store {
     await this.#checkpointer?.stop();
   }
 
-  #commit(turn: CommitTurn, now: number): boolean {
+  #commit(raw: CommitTurn, now: number): boolean {
+    const turn = this.#redacted(raw);
     const inboxIds = [...new Set(turn.inboxIds)];
     if (!inboxIds.every((id) => this.inbox.isRunningUnder(id, turn.runId))) return false;
     if (this.runs.existsInTransaction(turn.run.runId)) return false;
@@ -103,5 +113,17 @@ export class SqliteStore implements Store {
     this.usage.addRunInTransaction(turn.run);
     if (turn.lastTarget) this.sessions.setLastTargetInTransaction(turn.sessionKey, turn.lastTarget, now);
     return true;
+  }
+
+  /** The turn with its error texts and failure notices redacted (replies are the model's words). */
+  #redacted(turn: CommitTurn): CommitTurn {
+    const r = this.#redact;
+    return {
+      ...turn,
+      ...(turn.error !== undefined ? { error: r(turn.error) } : {}),
+      run: { ...turn.run, error: turn.run.error === null ? null : r(turn.run.error) },
+      events: turn.events.map((e) => (e.type === "notice" ? { ...e, text: r(e.text) } : e)),
+      outbox: turn.outbox.map((o) => (o.kind === "notice" ? { ...o, text: r(o.text) } : o)),
+    };
   }
 }

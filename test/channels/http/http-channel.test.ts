@@ -20,14 +20,15 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setup(sink: InboundSink) {
+async function setup(sink: InboundSink, answers: AnswerSource = noAnswers, keepAliveMs?: number) {
   server = new GatewayHttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
   const channel = new HttpChannel({
     name: "http",
     server,
-    answers: noAnswers,
+    answers,
     basePath: "/v1/chat",
     openaiCompatible: true,
+    ...(keepAliveMs ? { keepAliveMs } : {}),
   });
   await server.listen();
   await channel.start(sink);
@@ -49,7 +50,12 @@ describe("HTTP channel", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
     expect(await res.json()).toEqual({
-      error: { code: "unavailable", message: "the gateway is shutting down; the message was not accepted" },
+      error: {
+        code: "unavailable",
+        message: "the gateway is shutting down; the message was not accepted",
+        type: "service_unavailable",
+        param: null,
+      },
     });
   });
 
@@ -68,6 +74,50 @@ describe("HTTP channel", () => {
     expect(res.headers.get("retry-after")).toBeNull();
     expect((await res.json()) as unknown).toMatchObject({ error: { code: "internal" } });
   });
+
+  for (const path of ["/v1/chat", "/v1/chat/completions"]) {
+    it(`keeps a slow streamed answer alive with SSE comments (${path})`, async () => {
+      let release: (() => void) | undefined;
+      const held: AnswerSource = {
+        // The answer comes only when the test has seen a keep-alive comment.
+        waitForAnswer: (inboxId) =>
+          new Promise((resolve) => {
+            release = () => resolve({ inboxId, state: "answered", replies: ["slow answer"] });
+          }),
+        listReplies: async () => [],
+      };
+      const { url } = await setup(
+        { accept: async () => ({ status: "accepted", inboxId: 1, sessionKey: "s" }) },
+        held,
+        5,
+      );
+      const body =
+        path === "/v1/chat"
+          ? { sender: "ann", text: "hello" }
+          : { stream: true, user: "ann", messages: [{ role: "user", content: "hello" }] };
+      const res = await fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify(body),
+      });
+      expect(res.headers.get("content-type")).toBe("text/event-stream");
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      while (!text.includes(": keep-alive\n\n")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before a keep-alive comment: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+      release?.();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(text).toContain("slow answer");
+    });
+  }
 
   it("gives the same receipt for a resend of the same chunk", async () => {
     const { channel } = await setup({
