@@ -22,4 +22,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   },
   { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },
   { id: "daemon-footprint", load: async () => (await import("./daemon-footprint.js")).daemonFootprint },
+  { id: "npm-start", load: async () => (await import("./npm-start.js")).npmStart },
 ];

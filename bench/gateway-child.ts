@@ -17,6 +17,8 @@ const DIST_ENTRY = join(ROOT, "dist", "cli", "main.js");
 
 /** Children still alive and their temp dirs; both cleaned up by {@link killAllChildren}. */
 const live = new Set<ChildProcess>();
+/** Children started in their own process group (npm start): killed with the whole group. */
+const groups = new WeakSet<ChildProcess>();
 const tempDirs = new Set<string>();
 
 /** A spawned gateway. */
@@ -56,6 +58,12 @@ export function freePort(): Promise<number> {
 export interface SpawnGatewayOptions {
   /** Written as `switchyard.yaml` in the child's working directory; default none (all defaults). */
   configYaml?: string;
+  /**
+   * Start it as a user does with `npm start` (npm, then the launcher's staleness check, then the
+   * daemon) instead of `node bin/switchyard.js gateway`. Runs in the package folder; `configYaml`
+   * is ignored. Default false.
+   */
+  viaNpmStart?: boolean;
 }
 
 /** Spawns the built gateway on a free port with a fresh home; returns at once (not yet ready). */
@@ -68,11 +76,19 @@ export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<G
   if (options.configYaml !== undefined) writeFileSync(join(cwd, "switchyard.yaml"), options.configYaml);
   const spawnedAtMs = performance.now();
   // Only PATH and HOME: no model API key, so the built-in simulator answers.
-  const child = spawn(process.execPath, [BIN, "gateway", "--home", home, "--port", String(port)], {
-    cwd,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME };
+  const flags = ["--home", home, "--port", String(port)];
+  const child = options.viaNpmStart
+    ? // Its own process group: npm's child (the daemon) is killed with it.
+      spawn("npm", ["start", "--silent", "--", ...flags], {
+        cwd: ROOT,
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+        detached: true,
+      })
+    : spawn(process.execPath, [BIN, "gateway", ...flags], { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+  const group = options.viaNpmStart === true;
+  if (group) groups.add(child);
   live.add(child);
   let tail = "";
   child.stderr?.on("data", (d: Buffer) => {
@@ -90,7 +106,10 @@ export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<G
     spawnedAtMs,
     stderrTail: () => tail,
     kill: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      if (child.exitCode === null && child.signalCode === null) {
+        if (group && child.pid) process.kill(-child.pid, "SIGKILL");
+        else child.kill("SIGKILL");
+      }
       await Promise.race([exited, sleep(5_000)]);
       for (const dir of [home, cwd]) {
         rmSync(dir, { recursive: true, force: true });
@@ -138,7 +157,9 @@ export function rssMb(pid: number): number {
 /** SIGKILLs every child still alive and removes their temp dirs (synchronous: safe on `exit`). */
 export function killAllChildren(): void {
   for (const child of live) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    if (groups.has(child) && child.pid) process.kill(-child.pid, "SIGKILL");
+    else child.kill("SIGKILL");
   }
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
