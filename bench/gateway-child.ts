@@ -13,7 +13,7 @@ import { sleep } from "./stats.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const BIN = join(ROOT, "bin", "switchyard.js");
-const DIST_ENTRY = join(ROOT, "dist", "cli", "main.js");
+const DIST_ENTRY = join(ROOT, "dist", "main.js");
 
 /** Children still alive and their temp dirs; both cleaned up by {@link killAllChildren}. */
 const live = new Set<ChildProcess>();

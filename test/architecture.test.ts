@@ -94,7 +94,7 @@ describe("architecture", () => {
         (e) =>
           e.from.startsWith("gateway/") &&
           e.to.startsWith("channels/") &&
-          !["channels/types.ts", "channels/chunking.ts"].includes(e.to),
+          !["channels/types.ts", "channels/errors.ts", "channels/chunking.ts"].includes(e.to),
       ),
     ).toEqual([]);
   });
@@ -120,6 +120,56 @@ describe("architecture", () => {
         (e) => e.from.startsWith("simulator/") && !e.to.startsWith("node:") && !e.to.startsWith("simulator/"),
       ),
     ).toEqual([]);
+  });
+
+  it("has no import cycles between folders", () => {
+    const folder = (f: string) => (f.includes("/") ? (f.split("/")[0] as string) : f.replace(/\.ts$/, ""));
+    const graph = new Map<string, Set<string>>();
+    for (const e of edges) {
+      if (e.typeOnly || !e.to.endsWith(".ts") || e.to.startsWith("..")) continue;
+      const [a, b] = [folder(e.from), folder(e.to)];
+      if (a === b) continue;
+      graph.set(a, (graph.get(a) ?? new Set()).add(b));
+    }
+    const cycles: string[] = [];
+    const visit = (node: string, path: string[]) => {
+      if (path.includes(node)) {
+        cycles.push([...path.slice(path.indexOf(node)), node].join(" → "));
+        return;
+      }
+      for (const next of graph.get(node) ?? []) visit(next, [...path, node]);
+    };
+    for (const node of graph.keys()) visit(node, []);
+    expect([...new Set(cycles)]).toEqual([]);
+  });
+
+  it("channels never import the gateway", () => {
+    expect(violations((e) => e.from.startsWith("channels/") && e.to.startsWith("gateway/"))).toEqual([]);
+  });
+
+  it("only the launcher's entry imports the composition root (main.ts, app/)", () => {
+    expect(
+      violations(
+        (e) =>
+          (e.to === "main.ts" || e.to.startsWith("app/")) &&
+          e.from !== "main.ts" &&
+          !e.from.startsWith("app/"),
+      ),
+    ).toEqual([]);
+  });
+
+  it("keeps types.ts files free of runtime code (contracts only)", () => {
+    const offenders = files(SRC)
+      .filter((f) => f.endsWith("/types.ts"))
+      .flatMap((f) => {
+        const code = readFileSync(f, "utf8")
+          .replace(/\/\*[\s\S]*?\*\//g, "")
+          .replace(/\/\/.*$/gm, "");
+        return [...code.matchAll(/^(?:export\s+)?(?:class|function|const|let|var|enum)\s+(\w+)/gm)].map(
+          (m) => `${relative(SRC, f)}: ${m[1]}`,
+        );
+      });
+    expect(offenders).toEqual([]);
   });
 
   it("has no default exports", () => {

@@ -1,7 +1,14 @@
 /**
  * The channel port: every platform adapter (console, HTTP, Telegram, Slack, Discord)
- * converts its platform's events into InboundMessage and sends OutboundMessage.
+ * converts its platform's events into InboundMessage and sends OutboundMessage; and the channel
+ * module: what one platform folder exports so the gateway can configure, build, check and
+ * secure it without knowing its name.
  */
+import type { z } from "zod";
+import type { RouteHandler } from "../http/server.js";
+import type { PairingRepo } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
 
 /** Names of the channels the gateway knows. Closed set; adapters register in channels/registry.ts. */
 export type ChannelName = "console" | "http" | "telegram" | "slack" | "discord";
@@ -91,6 +98,17 @@ export interface InboundSink {
   admits?(message: InboundMessage): Promise<boolean>;
 }
 
+/** Decides whether a sender may reach the agent; every channel module declares one. */
+export interface AccessPolicy {
+  check(message: InboundMessage): Promise<AccessVerdict>;
+  /** Whether `check` would allow the message, without its side effects (no pairing code). */
+  admits?(message: InboundMessage): Promise<boolean>;
+  /** How many unaddressed group messages a mentioned run sees (0: none). */
+  readonly groupHistoryLimit: number;
+}
+
+export type AccessVerdict = { allowed: true } | { allowed: false; reason: string; reply?: string };
+
 /** The router's verdict on an inbound message. */
 export type AcceptResult =
   | { status: "accepted"; inboxId: number; sessionKey: string }
@@ -98,38 +116,6 @@ export type AcceptResult =
   /** `reply`, when given, goes straight back to the sender (e.g. a pairing code). */
   | { status: "rejected"; reason: string; sessionKey?: string; reply?: string }
   | { status: "command"; reply: string; sessionKey: string };
-
-/**
- * `accept` could not take a message for now (shutting down, the store failing): nothing was
- * committed, and the platform should deliver it again, after `retryAfterMs` if it can wait.
- */
-export class SinkUnavailableError extends Error {
-  readonly retryAfterMs: number;
-  constructor(message: string, retryAfterMs = 5_000, options: { cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.name = "SinkUnavailableError";
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
-/** Typed send failure: the outbox retries `retryable` ones, after `retryAfterMs` if given. */
-export class ChannelSendError extends Error {
-  readonly kind: "rate_limit" | "transient" | "permanent";
-  readonly retryAfterMs: number | undefined;
-  constructor(
-    kind: "rate_limit" | "transient" | "permanent",
-    message: string,
-    options: { cause?: unknown; retryAfterMs?: number } = {},
-  ) {
-    super(message, { cause: options.cause });
-    this.name = "ChannelSendError";
-    this.kind = kind;
-    this.retryAfterMs = options.retryAfterMs;
-  }
-  get retryable(): boolean {
-    return this.kind !== "permanent";
-  }
-}
 
 /** The adapter port. Optional capabilities are optional members. */
 export interface Channel {
@@ -198,4 +184,61 @@ export interface AnswerSource {
     recipientId: string,
     afterId: number,
   ): Promise<Array<{ id: number; text: string; createdAt: number }>>;
+}
+
+/** Where a channel registers HTTP routes on the gateway's server (webhooks, the HTTP API). */
+export interface RouteRegistrar {
+  route(method: "GET" | "POST", path: string, handler: RouteHandler): void;
+  readonly maxBodyBytes: number;
+}
+
+/** What a channel module's factory gets besides its settings. */
+export interface ChannelFactoryContext {
+  agentId: string;
+  server: RouteRegistrar;
+  workspaceDir: string;
+  /** The chat commands, for platforms that register them (Telegram's setMyCommands). */
+  commands: ReadonlyArray<{ command: string; description: string }>;
+  /** For channels that answer in the same exchange (HTTP, console). */
+  answers: AnswerSource;
+  /** For access policies with pairing. */
+  pairing: PairingRepo;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** A module's channels (one per bot account) and the access policy they share. */
+export interface ChannelSet {
+  channels: Channel[];
+  access: AccessPolicy;
+}
+
+/** One `doctor` line about a channel. */
+export interface ChannelCheck {
+  verdict: "ok" | "warn" | "fail";
+  /** What was checked, e.g. "telegram:default". */
+  what: string;
+  detail: string;
+}
+
+/**
+ * One platform: a folder exporting this, plus one line in channels/registry.ts. The settings
+ * schema is `channels.<name>` (built from the shared access fragment), the factory returns the
+ * channels *and* their access policy (there is no channel without one), the probe is doctor's,
+ * and the platform SDK is imported lazily by the adapter, when it starts.
+ */
+export interface ChannelModule<S extends z.ZodType = z.ZodType> {
+  readonly settings: S;
+  /** Whether the parsed settings turn the channel on (absent settings: off, unless defaulted). */
+  enabled(settings: z.output<S>): boolean;
+  create(settings: NonNullable<z.output<S>>, ctx: ChannelFactoryContext): ChannelSet;
+  /**
+   * Checks for `doctor` (tokens, reachability), each bounded by `timeoutMs`; `baseUrl` is where
+   * the gateway's HTTP server listens. A configuration problem found on the way is thrown as
+   * ConfigError (doctor reports each issue as a failed check); nothing else is thrown.
+   */
+  probe?(
+    settings: NonNullable<z.output<S>>,
+    ctx: { timeoutMs: number; baseUrl: string },
+  ): Promise<ChannelCheck[]>;
 }

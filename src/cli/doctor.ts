@@ -6,12 +6,16 @@
  * one the gateway runs with, as far as known: --config, else the runtime file's, else the lookup.
  * Secrets are never printed: every line goes through the same redaction as the logs.
  */
+import { ConfigError } from "../util/config-error.js";
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError } from "../config/load.js";
-import type { Config, ProviderName, TelegramSettings } from "../config/schema.js";
-import { type TelegramAccountPlan, planTelegramAccounts } from "../channels/registry.js";
-import { PROVIDER_KEY_ENV, chooseProvider, providerApiKey, resolveHome } from "../main.js";
+
+import { chooseProvider, providerApiKey, providerKeyEnv } from "../config/provider-choice.js";
+import type { Config } from "../config/schema.js";
+import { type ChannelModules, channelModules } from "../channels/registry.js";
+import { PROVIDER_NAMES } from "../harness/providers/model-ref.js";
+import { providerModules } from "../harness/providers/registry.js";
+import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { SecretList } from "../util/redact.js";
 import {
@@ -22,7 +26,7 @@ import {
   loadClientConfig,
   ignoredRuntimeNote,
 } from "./find-gateway.js";
-import { GatewayRequestError, networkReason, requestGateway } from "./gateway-client.js";
+import { GatewayRequestError, requestGateway } from "./gateway-client.js";
 import { configuredSecrets, isLoopbackHost, remoteExposureWarning } from "./gateway-command.js";
 import type { CliOptions } from "./main.js";
 import { readRuntimeFile } from "./runtime-file.js";
@@ -39,12 +43,6 @@ const PROBE_TIMEOUT_MS = 5_000;
 
 /** How long the running gateway (on this machine, as a rule) may take to answer. */
 const GATEWAY_PROBE_TIMEOUT_MS = 2_000;
-
-const PROVIDERS: readonly ProviderName[] = ["anthropic", "openai"];
-const DEFAULT_ROOT: Record<ProviderName, string> = {
-  anthropic: "https://api.anthropic.com",
-  openai: "https://api.openai.com/v1",
-};
 
 /** Runs every check, prints one line each, returns 1 if any failed. */
 export async function runDoctor(options: CliOptions): Promise<number> {
@@ -130,10 +128,10 @@ async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<C
     checks.push({
       verdict: "warn",
       what: "provider",
-      detail: `no API key for ${choice.provider}: replies will be SIMULATED (agent.model is ${config.agent.model}; set ${PROVIDER_KEY_ENV[choice.provider]} or providers.${choice.provider}.apiKey)`,
+      detail: `no API key for ${choice.provider}: replies will be SIMULATED (agent.model is ${config.agent.model}; set ${providerKeyEnv(choice.provider)} or providers.${choice.provider}.apiKey)`,
     });
   }
-  const probes = PROVIDERS.map(async (provider): Promise<Check | undefined> => {
+  const probes = PROVIDER_NAMES.map(async (provider): Promise<Check | undefined> => {
     const settings = config.providers[provider];
     const apiKey = providerApiKey(config, env, provider);
     if (!apiKey && !settings.baseUrl) return undefined;
@@ -144,9 +142,13 @@ async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<C
     const keySource = settings.apiKey
       ? `key from providers.${provider}.apiKey`
       : apiKey
-        ? `key from ${PROVIDER_KEY_ENV[provider]}`
+        ? `key from ${providerKeyEnv(provider)}`
         : "no key";
-    const [verdict, detail] = await probeProvider(provider, apiKey, settings.baseUrl);
+    const { verdict, detail } = await providerModules[provider].probe({
+      apiKey,
+      baseUrl: settings.baseUrl,
+      timeoutMs: PROBE_TIMEOUT_MS,
+    });
     // A provider agent.model does not use cannot break replies: its failures are warnings.
     return {
       verdict: verdict === "fail" && !inUse ? "warn" : verdict,
@@ -156,31 +158,6 @@ async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<C
   });
   for (const check of await Promise.all(probes)) if (check) checks.push(check);
   return checks;
-}
-
-async function probeProvider(
-  provider: ProviderName,
-  apiKey: string | undefined,
-  baseUrl: string | undefined,
-): Promise<[Verdict, string]> {
-  const root = (baseUrl ?? DEFAULT_ROOT[provider]).replace(/\/+$/, "");
-  const url = provider === "openai" ? `${root}/models` : `${root}/v1/models`;
-  const headers: Record<string, string> =
-    provider === "openai"
-      ? { authorization: `Bearer ${apiKey ?? ""}` }
-      : { "x-api-key": apiKey ?? "", "anthropic-version": "2023-06-01" };
-  try {
-    const res = await fetch(url, { headers, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-    await res.body?.cancel();
-    if (res.ok) return ["ok", `${root} accepts the key`];
-    if (res.status === 401 || res.status === 403)
-      return ["fail", `${root} rejected the API key (HTTP ${res.status})`];
-    if (res.status === 404)
-      return ["warn", `${root} answers, but has no model listing (HTTP 404), so the key was not checked`];
-    return ["warn", `${root} answered HTTP ${res.status} to a model listing`];
-  } catch (err) {
-    return ["fail", `cannot reach ${root}: ${networkReason(err, PROBE_TIMEOUT_MS)}`];
-  }
 }
 
 /** Which configuration file was checked, and why that one. */
@@ -200,98 +177,34 @@ async function checkChannels(config: Config, options: CliOptions, found: FoundGa
     : config.gateway.host;
   // A running gateway's real port (it may have been started with --port) beats the configured one.
   const runningPort = found.runtime.type === "live" ? found.runtime.info.port : undefined;
-  const base = `http://${host}:${options.port ?? runningPort ?? config.gateway.port}`;
-  const telegram = config.channels.telegram?.enabled ? config.channels.telegram : undefined;
-  const enabled = [
-    ...(config.channels.http.enabled ? ["http"] : []),
-    ...(config.channels.console.enabled ? ["console"] : []),
-    ...(telegram ? ["telegram"] : []),
-  ];
+  const baseUrl = `http://${host}:${options.port ?? runningPort ?? config.gateway.port}`;
+  const sections = config.channels as Record<string, unknown>;
+  const enabled = Object.entries(channelModules as ChannelModules).flatMap(([name, module]) => {
+    const settings = module.settings.parse(sections[name]);
+    return module.enabled(settings) ? [{ name, module, settings }] : [];
+  });
   const checks: Check[] = [
     {
       verdict: enabled.length > 0 ? "ok" : "warn",
       what: "channels",
-      detail: enabled.length > 0 ? enabled.join(", ") : "no channel is enabled",
+      detail: enabled.length > 0 ? enabled.map((e) => e.name).join(", ") : "no channel is enabled",
     },
   ];
-  if (config.channels.http.enabled) {
-    checks.push({
-      verdict: "ok",
-      what: "http",
-      detail: `listens at ${base}/v1/chat (and the OpenAI-compatible ${base}/v1/chat/completions)`,
-    });
-  }
-  if (config.channels.console.enabled) {
-    checks.push({
-      verdict: "ok",
-      what: "console",
-      detail: `listens at ${base}/v1/console (use switchyard chat)`,
-    });
-  }
-  if (telegram) {
-    let accounts: TelegramAccountPlan[];
+  for (const { name, module, settings } of enabled) {
+    if (!module.probe) continue;
     try {
-      // The accounts exactly as the gateway would run them, with the same clash checks.
-      accounts = planTelegramAccounts(telegram);
+      checks.push(
+        ...(await module.probe(settings as NonNullable<typeof settings>, {
+          timeoutMs: PROBE_TIMEOUT_MS,
+          baseUrl,
+        })),
+      );
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      return [
-        ...checks,
-        ...err.issues.map((detail) => ({ verdict: "fail" as const, what: "telegram", detail })),
-      ];
+      checks.push(...err.issues.map((detail) => ({ verdict: "fail" as const, what: name, detail })));
     }
-    checks.push(
-      ...(await Promise.all(accounts.map((a) => probeTelegram(a, tokenKey(telegram, a.accountId))))),
-    );
   }
   return checks;
-}
-
-/** Where an account's token is configured, for messages (never the token itself). */
-function tokenKey(settings: TelegramSettings, accountId: string): string {
-  return accountId in settings.accounts
-    ? `channels.telegram.accounts.${accountId}.token`
-    : "channels.telegram.token";
-}
-
-/** getMe with the configured token against the configured apiRoot: token rejected vs unreachable. */
-async function probeTelegram(account: TelegramAccountPlan, tokenKey: string): Promise<Check> {
-  const root = account.apiRoot;
-  const what = `telegram:${account.accountId}`;
-  const how = account.mode === "webhook" ? `webhook at ${account.webhook?.url ?? "?"}` : "long polling";
-  let res: Response;
-  try {
-    res = await fetch(`${root}/bot${account.token}/getMe`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-  } catch (err) {
-    return {
-      verdict: "fail",
-      what,
-      detail: `cannot reach Telegram at ${root}: ${networkReason(err, PROBE_TIMEOUT_MS)} (check the network, or apiRoot)`,
-    };
-  }
-  const body = (await res.json().catch(() => undefined)) as
-    | { ok?: boolean; result?: { username?: string; id?: number }; description?: string }
-    | undefined;
-  if (res.ok && body?.ok === true) {
-    const bot = body.result;
-    return {
-      verdict: "ok",
-      what,
-      detail: `token accepted: bot @${bot?.username ?? "?"} (id ${bot?.id ?? "?"}) at ${root}, receiving by ${how}`,
-    };
-  }
-  if (res.status === 401 || res.status === 404) {
-    return {
-      verdict: "fail",
-      what,
-      detail: `token rejected by Telegram at ${root} (HTTP ${res.status}${body?.description ? ` ${body.description}` : ""}): check ${tokenKey}; BotFather's /token shows the current one`,
-    };
-  }
-  return {
-    verdict: "warn",
-    what,
-    detail: `Telegram at ${root} answered getMe with HTTP ${res.status}${body?.description ? ` (${body.description})` : ""}`,
-  };
 }
 
 /**

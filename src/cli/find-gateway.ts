@@ -3,10 +3,11 @@
  * `doctor`, `chat`). One order everywhere: `--url`, `--port` (host from the config), the runtime
  * file in the home folder, then the config's `gateway.port`.
  */
+import { ConfigError } from "../util/config-error.js";
 import { existsSync } from "node:fs";
-import { ConfigError, loadConfig, parseConfig } from "../config/load.js";
+import { loadConfig, parseConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
-import { resolveHome } from "../main.js";
+import { resolveHome } from "../config/home.js";
 import type { CliOptions } from "./main.js";
 import { type RuntimeFileState, isProcessAlive, readRuntimeFile } from "./runtime-file.js";
 

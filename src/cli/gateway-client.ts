@@ -3,6 +3,7 @@
  * configuration has one, and the two failures a person can act on (nothing answers; the token
  * is missing or wrong) become one GatewayRequestError each, with a one-line message.
  */
+import { networkReason } from "../util/network-reason.js";
 import type { FoundGateway } from "./find-gateway.js";
 
 /** Nothing answers at the URL, or the gateway refused the request's token (HTTP 401). */
@@ -97,19 +98,4 @@ function unauthorizedMessage(found: Pick<FoundGateway, "token" | "clientConfig">
     return `the gateway refused the token (gateway.auth.token in ${file ?? "the configuration"}): pass --config with the config it was started with`;
   }
   return problem ? `${TOKEN_REQUIRED} (the config could not be read: ${problem.message})` : TOKEN_REQUIRED;
-}
-
-/**
- * The plain reason a fetch failed: the system error code (ECONNREFUSED, ENOTFOUND, …) or
- * "no answer within N s" for a timeout of `timeoutMs`.
- */
-export function networkReason(err: unknown, timeoutMs?: number): string {
-  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError"))
-    return timeoutMs !== undefined ? `no answer within ${timeoutMs / 1000} s` : "the request was aborted";
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) {
-    const code = (cause as Error & { code?: unknown }).code;
-    return typeof code === "string" ? `${code} (${cause.message})` : cause.message;
-  }
-  return err instanceof Error ? err.message : String(err);
 }

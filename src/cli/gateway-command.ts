@@ -3,14 +3,21 @@
  * drain and stop. A second signal during the drain exits at once (130 for SIGINT, 143 for SIGTERM).
  */
 import { join } from "node:path";
-import { ensureWritableFolder } from "../config/home.js";
-import { ConfigError, loadConfig } from "../config/load.js";
+import { ensureWritableFolder, resolveHome } from "../config/home.js";
+import { loadConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
-import { resolveHome, startGateway } from "../main.js";
+import { ConfigError } from "../util/config-error.js";
+import type { Logger } from "../util/logger.js";
 import { createLogger } from "../util/logger.js";
 import { SecretList } from "../util/redact.js";
 import type { CliOptions } from "./main.js";
-import { publishRuntimeFile, removeRuntimeFile } from "./runtime-file.js";
+import { publishRuntimeFile, readRuntimeFile, removeRuntimeFile } from "./runtime-file.js";
+
+/** The lease owner of a gateway that stopped in `home` without cleaning up (stale runtime file). */
+function deadPredecessors(home: string): string[] {
+  const state = readRuntimeFile(home);
+  return state.type === "stale" && state.info.owner ? [state.info.owner] : [];
+}
 
 /** Exit codes for a second signal: 128 + the signal number, as shells report them. */
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -57,8 +64,23 @@ export function configuredSecrets(config: Config, env: NodeJS.ProcessEnv): strin
   return values.filter((v): v is string => typeof v === "string" && v !== "");
 }
 
+/**
+ * What starts the gateway: the composition root's `startGateway`, handed to the CLI by the entry
+ * point (src/main.ts), so the CLI never imports the composition root.
+ */
+export type GatewayStarter = (options: {
+  config: Config;
+  configFile: string | undefined;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  secrets: SecretList;
+  port?: number;
+  revokeOwners?: readonly string[];
+}) => Promise<{ url: string; owner: string; simulated: boolean; stop(): Promise<void> }>;
+
 /** Runs the daemon; resolves with the exit code after a graceful stop. */
-export async function runGatewayCommand(options: CliOptions): Promise<number> {
+export async function runGatewayCommand(options: CliOptions, startGateway: GatewayStarter): Promise<number> {
   const { config, file } = loadConfig({
     ...(options.config ? { path: options.config } : {}),
     cwd: process.cwd(),
@@ -94,7 +116,7 @@ export async function runGatewayCommand(options: CliOptions): Promise<number> {
     logger.warn({ host: config.gateway.host }, warning);
     process.stderr.write(`WARNING: ${warning}\n`);
   }
-  let running: Awaited<ReturnType<typeof startGateway>>;
+  let running: Awaited<ReturnType<GatewayStarter>>;
   try {
     running = await startGateway({
       config,
@@ -103,6 +125,8 @@ export async function runGatewayCommand(options: CliOptions): Promise<number> {
       env: process.env,
       logger,
       secrets,
+      // A gateway that died in this home left its runtime file: its leases end now.
+      revokeOwners: deadPredecessors(home),
       ...(options.port !== undefined ? { port: options.port } : {}),
     });
   } catch (err) {
@@ -149,7 +173,14 @@ export async function runGatewayCommand(options: CliOptions): Promise<number> {
     process.on("SIGINT", onSignal);
   });
   // Before the banner: whoever reads "listening on" finds the runtime file (status, doctor, chat).
-  await publishRuntimeFile({ home, url: running.url, host: config.gateway.host, configFile: file, logger });
+  await publishRuntimeFile({
+    home,
+    url: running.url,
+    host: config.gateway.host,
+    configFile: file,
+    owner: running.owner,
+    logger,
+  });
   process.stderr.write(
     `switchyard gateway listening on ${running.url}${running.simulated ? " — replies are SIMULATED: no model API key is configured (set ANTHROPIC_API_KEY or OPENAI_API_KEY)" : ""}\n` +
       `try: curl -s ${running.url}/v1/chat -d '{"sender":"ann","text":"hi"}'\n`,

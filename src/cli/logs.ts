@@ -7,7 +7,7 @@
 import { type Stats, closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { resolveHome } from "../main.js";
+import { resolveHome } from "../config/home.js";
 import { rotatedLogFiles } from "../util/logger.js";
 import type { CliOptions } from "./main.js";
 

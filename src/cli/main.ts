@@ -2,12 +2,13 @@
  * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, logs, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
+import { ConfigError } from "../util/config-error.js";
 import { parseArgs } from "node:util";
 import { FolderError } from "../config/home.js";
-import { ConfigError } from "../config/load.js";
+
 import { runChat } from "./chat.js";
 import { runDoctor } from "./doctor.js";
-import { runGatewayCommand } from "./gateway-command.js";
+import { type GatewayStarter, runGatewayCommand } from "./gateway-command.js";
 import { joinNegativeValues } from "./join-negative-values.js";
 import { runLogs } from "./logs.js";
 import { runPairing } from "./pairing.js";
@@ -55,8 +56,13 @@ export interface CliOptions {
   follow?: boolean;
 }
 
-/** Entry point. */
-export async function main(argv: string[]): Promise<number> {
+/** What the CLI is given by the entry point (src/main.ts). */
+export interface CliDeps {
+  startGateway: GatewayStarter;
+}
+
+/** Runs one command; resolves with the process exit code. */
+export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -68,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case "gateway":
-        return await runGatewayCommand(options);
+        return await runGatewayCommand(options, deps.startGateway);
       case "chat":
         return await runChat(options);
       case "status":

@@ -3,7 +3,7 @@
  * of DM pairing. Works whether or not the gateway is running (the database is shared, WAL).
  */
 import { join } from "node:path";
-import { resolveHome } from "../main.js";
+import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import type { CliOptions } from "./main.js";
 

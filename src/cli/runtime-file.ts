@@ -34,6 +34,11 @@ export interface RuntimeInfo {
   version: string;
   /** When it started listening, ISO 8601. */
   startedAt: string;
+  /**
+   * Its instance id, the owner of its leases in the database: a gateway started in this home
+   * after this one died revokes them, so the dead one's work is taken over at once.
+   */
+  owner?: string;
 }
 
 /** What a reader finds in a home folder. */
@@ -136,6 +141,8 @@ export interface PublishRuntimeFileOptions {
   pid?: number;
   /** Default: the current time. */
   startedAt?: Date;
+  /** The gateway's instance id (lease owner). */
+  owner?: string;
   /** Default {@link isProcessAlive}. */
   isAlive?: (pid: number) => boolean;
   /** Default: `fetch`, for the probe of another gateway's URL. */
@@ -185,6 +192,7 @@ export async function publishRuntimeFile(options: PublishRuntimeFileOptions): Pr
       home: options.home,
       version: packageVersion(),
       startedAt: (options.startedAt ?? new Date()).toISOString(),
+      ...(options.owner ? { owner: options.owner } : {}),
     });
     return { type: "written", path: runtimeFilePath(options.home) };
   } catch (err) {
@@ -229,5 +237,6 @@ function toRuntimeInfo(value: unknown): RuntimeInfo | string {
     home: v.home as string,
     version: v.version as string,
     startedAt: v.startedAt as string,
+    ...(typeof v.owner === "string" && v.owner !== "" ? { owner: v.owner } : {}),
   };
 }

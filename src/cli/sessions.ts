@@ -4,9 +4,10 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { resolveHome } from "../main.js";
+import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
-import { type SessionSummary, type Store, StoreError, type TranscriptEvent } from "../store/types.js";
+import type { SessionSummary, Store, TranscriptEvent } from "../store/types.js";
+import { StoreError } from "../store/store-error.js";
 import type { CliOptions } from "./main.js";
 
 /** Sessions `list` prints at most; it says so when there are more. */

@@ -4,10 +4,12 @@
  * gateway answers, the database in the home folder is read directly, with the configuration the
  * gateway runs (or ran) with. `--json` prints JSON in every case. Exit 1 when no gateway answers.
  */
+import { ConfigError } from "../util/config-error.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError } from "../config/load.js";
-import { chooseProvider, resolveHome } from "../main.js";
+
+import { chooseProvider } from "../config/provider-choice.js";
+import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { type FoundGateway, describeSource, findGateway, ignoredRuntimeNote } from "./find-gateway.js";
 import { GatewayRequestError, requestGateway } from "./gateway-client.js";

@@ -4,7 +4,21 @@
  * instead of a stack trace from whichever stream touched it first.
  */
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Config } from "./schema.js";
+
+/** Where state lives: `--home`, then SWITCHYARD_HOME, then ~/.switchyard. */
+export function resolveHome(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  if (flag) return resolve(cwd, flag);
+  if (env.SWITCHYARD_HOME) return resolve(cwd, env.SWITCHYARD_HOME);
+  return join(homedir(), ".switchyard");
+}
+
+/** Where the agent workspace is: `agent.workspace` (relative to the home folder), else `<home>/workspace`. */
+export function workspaceDirOf(config: Config, home: string): string {
+  return config.agent.workspace ? resolve(home, config.agent.workspace) : join(home, "workspace");
+}
 
 /** A folder the gateway needs is not usable; `describe()` is the one line to print. */
 export class FolderError extends Error {

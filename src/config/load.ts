@@ -8,27 +8,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Document, LineCounter, isMap, isScalar, isSeq, parseDocument } from "yaml";
 import type { z } from "zod";
-import { type Config, configSchema } from "./schema.js";
-
-/** A configuration problem. `issues` are one line each, ready to print. */
-export class ConfigError extends Error {
-  readonly code = "bad_config";
-  readonly issues: string[];
-  readonly file: string | undefined;
-  constructor(file: string | undefined, issues: string[]) {
-    super(
-      `${file ? `config ${file}` : "config"}: ${issues.length === 1 ? issues[0] : `${issues.length} problems`}`,
-    );
-    this.name = "ConfigError";
-    this.issues = issues;
-    this.file = file;
-  }
-  /** Multi-line text for a terminal. */
-  describe(): string {
-    const where = this.file ? `in ${this.file}` : "in the configuration";
-    return [`switchyard: bad configuration ${where}:`, ...this.issues.map((i) => `  - ${i}`)].join("\n");
-  }
-}
+import { ConfigError } from "../util/config-error.js";
+import type { ChannelModules } from "../channels/registry.js";
+import { buildConfigSchema, type Config, configSchema } from "./schema.js";
 
 export interface LoadedConfig {
   config: Config;
@@ -118,9 +100,13 @@ function typeSubstitutedValues(raw: object, substituted: ReadonlyMap<string, str
   }
 }
 
-/** Validates an already-parsed object. */
-export function parseConfig(raw: unknown, file: string | undefined): Config {
-  const result = configSchema.safeParse(raw);
+/**
+ * Validates an already-parsed object. `modules` (default the registry's) are the channel modules
+ * whose sections `channels` may hold: a test that adds a channel module passes its own set.
+ */
+export function parseConfig(raw: unknown, file: string | undefined, modules?: ChannelModules): Config {
+  const schema = modules ? buildConfigSchema(modules) : configSchema;
+  const result = schema.safeParse(raw) as ReturnType<typeof configSchema.safeParse>;
   if (result.success) {
     const config = result.data;
     if (config.lanes.reservedForHuman >= config.lanes.maxConcurrent) {

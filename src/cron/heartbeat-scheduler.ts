@@ -6,6 +6,7 @@
  */
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { LaneTaskContext } from "../gateway/lanes/types.js";
+import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
 /** Options of {@link HeartbeatScheduler}. */
@@ -20,6 +21,8 @@ export interface HeartbeatSchedulerOptions {
   /** The heartbeat turn, run inside its lane. */
   run(ctx: LaneTaskContext): Promise<void>;
   logger: Logger;
+  /** Time source and the beat timer (default `systemClock`). */
+  clock?: Clock;
 }
 
 /** What one beat did. */
@@ -28,7 +31,8 @@ export type BeatOutcome = "skipped_idle" | "enqueued" | "coalesced" | "failed";
 /** Fires beats on a fixed cadence (no drift: each is armed from the schedule, not the last run). */
 export class HeartbeatScheduler {
   readonly #o: HeartbeatSchedulerOptions;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  #timer: TimerHandle | undefined;
   #nextAtMs = 0;
   #stopped = true;
 
@@ -38,20 +42,21 @@ export class HeartbeatScheduler {
       throw new RangeError(`HeartbeatScheduler: everyMs must be a positive integer, got ${options.everyMs}`);
     }
     this.#o = options;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Arms the first beat `everyMs` from now. Idempotent. */
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#nextAtMs = Date.now() + this.#o.everyMs;
+    this.#nextAtMs = this.#clock.now() + this.#o.everyMs;
     this.#arm();
   }
 
   /** No more beats; a beat already enqueued still runs (the lane queue owns it). */
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
@@ -79,14 +84,17 @@ export class HeartbeatScheduler {
 
   #arm(): void {
     if (this.#stopped) return;
-    const delayMs = Math.max(0, this.#nextAtMs - Date.now());
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      // The next beat keeps the cadence; beats missed while the process slept are not replayed.
-      const now = Date.now();
-      while (this.#nextAtMs <= now) this.#nextAtMs += this.#o.everyMs;
-      void this.beat().finally(() => this.#arm());
-    }, delayMs);
-    this.#timer.unref();
+    const delayMs = Math.max(0, this.#nextAtMs - this.#clock.now());
+    this.#timer = this.#clock.setTimeout(
+      () => {
+        this.#timer = undefined;
+        // The next beat keeps the cadence; beats missed while the process slept are not replayed.
+        const now = this.#clock.now();
+        while (this.#nextAtMs <= now) this.#nextAtMs += this.#o.everyMs;
+        void this.beat().finally(() => this.#arm());
+      },
+      delayMs,
+      { unref: true },
+    );
   }
 }

@@ -1,9 +1,9 @@
 /**
  * The one line a person sees in the chat when their message could not be answered.
  */
-import { ProviderError } from "../harness/providers/types.js";
+import { ProviderError } from "../harness/providers/provider-error.js";
 import { ToolLimitError } from "../harness/run.js";
-import { LaneAbortedError } from "./lanes/types.js";
+import { LaneAbortedError } from "./lanes/errors.js";
 
 /** A short, plain-words reason for a failed turn. */
 export function failureNotice(error: unknown, progressTimeoutMs: number): { text: string; kind: string } {

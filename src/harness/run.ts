@@ -1,14 +1,18 @@
 /**
- * One bounded agent run: call the model (streaming), execute the tools it asks for through the
- * registry boundary, loop until a final answer or the tool-call budget is spent. Every step is
- * appended to the transcript as it happens, so a crash loses at most the step in flight. The
- * final assistant message is returned, not appended: the caller commits it atomically with the
- * outbox rows that deliver it.
+ * One bounded agent loop: call the model (streaming) through the model router, execute the
+ * tools it asks for through the registry boundary, loop until a final answer or the tool-call
+ * budget is spent. Hooks are called at each step (before and after a tool, before stopping, on
+ * a context overflow). Every step is appended to the transcript as it happens, so a crash loses
+ * at most the step in flight. The final assistant message is returned, not appended: the caller
+ * commits it atomically with the outbox rows that deliver it.
  */
 import type { TranscriptPayload } from "../store/types.js";
 import type { Logger } from "../util/logger.js";
-import type { ChatMessage, ModelProvider, ProviderError, TokenUsage, ToolCall } from "./providers/types.js";
-import { ZERO_USAGE, addUsage } from "./providers/types.js";
+import type { HookTurn, TurnHooks } from "./hooks.js";
+import type { ModelAccess } from "./providers/model-router.js";
+import type { ChatMessage, TokenUsage, ToolCall } from "./providers/types.js";
+import type { ProviderError } from "./providers/provider-error.js";
+import { ZERO_USAGE, addUsage } from "./providers/usage.js";
 import type { ToolRegistry } from "./tools/registry.js";
 
 /** How a run ended. */
@@ -21,11 +25,18 @@ export interface RunLaneContext {
   acquireModelSlot(): Promise<{ release(): void }>;
 }
 
+/** Who made one model-call attempt, as the router announced it. */
+export interface ModelAttempt {
+  provider: string;
+  model: string;
+  profileId: string;
+}
+
 export interface AgentRunOptions {
   runId: string;
   sessionKey: string;
-  provider: ModelProvider;
-  model: string;
+  /** Who answers model calls (provider, model and auth profile are its choice). */
+  router: ModelAccess;
   system: string;
   /** Conversation so far (already repaired), ending with the new user message(s). */
   messages: ChatMessage[];
@@ -42,6 +53,12 @@ export interface AgentRunOptions {
   onTextDelta?(text: string): void;
   /** Every provider failure, including those a retrying provider recovers from (for metrics). */
   onProviderError?(error: ProviderError): void;
+  /** Hooks called in the loop; default none. */
+  hooks?: TurnHooks;
+  /** What hooks are told of the turn; default from runId and sessionKey. */
+  turn?: Omit<HookTurn, "signal">;
+  /** Times `beforeStop` may send the run on after an answer; default 3. */
+  maxContinuations?: number;
   logger: Logger;
 }
 
@@ -53,6 +70,8 @@ export interface AgentRunResult {
   toolCalls: number;
   modelCalls: number;
   error: ProviderError | Error | null;
+  /** Every model-call attempt, in order (the last one made the answer or the failure). */
+  attempts: ModelAttempt[];
 }
 
 const LIMIT_NOTE =
@@ -60,19 +79,35 @@ const LIMIT_NOTE =
 
 /** Runs the loop. Never throws for model or tool failures: they end up in the result. */
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
-  const { lane, provider, logger } = options;
-  const messages = [...options.messages];
+  const { lane, router, logger } = options;
+  const hooks = options.hooks ?? {};
+  const turn: HookTurn = {
+    ...(options.turn ?? {
+      sessionKey: options.sessionKey,
+      sessionId: "",
+      runId: options.runId,
+      trigger: "message",
+    }),
+    signal: lane.signal,
+  };
+  let system = options.system;
+  let messages = [...options.messages];
   let usage = ZERO_USAGE;
   let toolCalls = 0;
   let modelCalls = 0;
+  let continuations = 0;
+  const maxContinuations = options.maxContinuations ?? 3;
+  const attempts: ModelAttempt[] = [];
   const toolSpecs = options.tools.specs();
   let limitReached = false;
+  /** A context overflow was answered with a smaller context once for the current call. */
+  let shrunk = false;
 
   const result = (
     outcome: AgentRunOutcome,
     final: AgentRunResult["final"],
     error: ProviderError | Error | null,
-  ): AgentRunResult => ({ outcome, final, usage, toolCalls, modelCalls, error });
+  ): AgentRunResult => ({ outcome, final, usage, toolCalls, modelCalls, error, attempts });
 
   for (;;) {
     if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
@@ -87,16 +122,18 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     let failure: ProviderError | null = null;
     modelCalls++;
     try {
-      const request = {
-        model: options.model,
-        system: options.system,
+      const call = {
+        system,
         messages: limitReached ? [...messages, { role: "user" as const, content: LIMIT_NOTE }] : messages,
         tools: limitReached ? [] : toolSpecs,
         maxTokens: options.maxTokens,
       };
-      for await (const event of provider.stream(request, lane.signal)) {
+      for await (const event of router.stream(call, lane.signal)) {
         lane.progress();
         switch (event.type) {
+          case "attempt":
+            attempts.push({ provider: event.provider, model: event.model, profileId: event.profileId });
+            break;
           case "text_delta":
             text += event.text;
             options.onTextDelta?.(event.text);
@@ -134,6 +171,19 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     if (failure) {
       if (failure.kind === "aborted" || lane.signal.aborted)
         return result("aborted", null, abortError(lane.signal, failure));
+      if (failure.kind === "context_overflow" && !shrunk && hooks.onContextOverflow && text === "") {
+        options.onProviderError?.(failure);
+        const smaller = await hooks.onContextOverflow({ system, messages }, failure, turn);
+        if (smaller) {
+          logger.info(
+            { messages: smaller.messages.length },
+            "context overflow: retrying with a smaller context",
+          );
+          ({ system, messages } = smaller);
+          shrunk = true;
+          continue;
+        }
+      }
       logger.warn({ kind: failure.kind, status: failure.status, err: failure.message }, "model call failed");
       options.onProviderError?.(failure);
       return result("failed", null, failure);
@@ -145,12 +195,25 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       if (text.trim() === "") return result("failed", null, new ToolLimitError(options.maxToolCallsPerRun));
       return result("answered", { type: "assistant", text, toolCalls: [] }, null);
     }
+    shrunk = false;
     const assistant: Extract<TranscriptPayload, { type: "assistant" }> = {
       type: "assistant",
       text,
       toolCalls: calls,
     };
-    if (calls.length === 0) return result("answered", assistant, null);
+    if (calls.length === 0) {
+      const next =
+        continuations < maxContinuations && !limitReached ? await hooks.beforeStop?.(text, turn) : undefined;
+      if (!next) return result("answered", assistant, null);
+      // Not done yet: the answer and the nudge go on record, and the loop goes on.
+      continuations++;
+      await options.append([assistant, { type: "trigger", origin: "continuation", text: next.continueWith }]);
+      messages.push(
+        { role: "assistant", content: text, toolCalls: [] },
+        { role: "user", content: next.continueWith },
+      );
+      continue;
+    }
 
     await options.append([assistant]);
     messages.push({ role: "assistant", content: text, toolCalls: calls });
@@ -168,12 +231,16 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         // A tool's own timeout bounds it; starting one is progress, so the watchdog (which must
         // be longer than the tool timeout) does not kill a run for a long but bounded tool.
         lane.progress();
-        const out = await options.tools.execute(call.name, call.argumentsJson, {
-          workspaceDir: options.workspaceDir,
-          sessionKey: options.sessionKey,
-          runId: options.runId,
-          signal: lane.signal,
-        });
+        const blocked = await hooks.beforeToolCall?.(call, turn);
+        let out = blocked
+          ? { content: `error: not run — ${blocked.block}`, isError: true }
+          : await options.tools.execute(call.name, call.argumentsJson, {
+              workspaceDir: options.workspaceDir,
+              sessionKey: options.sessionKey,
+              runId: options.runId,
+              signal: lane.signal,
+            });
+        if (hooks.afterToolCall) out = await hooks.afterToolCall(call, out, turn);
         content = out.content;
         isError = out.isError;
       }

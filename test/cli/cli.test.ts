@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
+import { until } from "../helpers/until.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 // An absolute loader URL: the CLI runs from temp folders that have no node_modules.
@@ -168,9 +169,7 @@ describe("switchyard chat", () => {
         out += d.toString();
       });
       child.stdin.write("hi there\n");
-      const t0 = Date.now();
-      while (!out.includes("nice to meet you") && Date.now() - t0 < 15_000)
-        await new Promise((r) => setTimeout(r, 20));
+      await until(() => out.includes("nice to meet you"), "the agent's answer", 15_000);
       child.stdin.end();
       const code = await new Promise<number | null>((r) => child.once("exit", r));
       expect(code).toBe(0);

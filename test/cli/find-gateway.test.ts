@@ -3,12 +3,13 @@
  * runtime file, then gateway.port; a stale runtime file is ignored. The token and the config
  * come from --config, else the runtime file's config, else the usual lookup.
  */
+import { ConfigError } from "../../src/util/config-error.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeSource, findGateway, hostForUrl } from "../../src/cli/find-gateway.js";
 import { type RuntimeInfo, writeRuntimeFile } from "../../src/cli/runtime-file.js";
-import { ConfigError } from "../../src/config/load.js";
+
 import { removeTempDirs, tempDir } from "./cli-process.js";
 
 afterAll(removeTempDirs);

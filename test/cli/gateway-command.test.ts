@@ -10,6 +10,7 @@ import { createLogger } from "../../src/util/logger.js";
 import { SecretList } from "../../src/util/redact.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { spawnGateway } from "../helpers/gateway-process.js";
+import { until } from "../helpers/until.js";
 import { removeTempDirs, runCli, tempDir } from "./cli-process.js";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -151,7 +152,7 @@ describe("a second signal during the drain", () => {
       await sim.waitForRequests(seen + 1, 10_000);
       const exited = new Promise<number | null>((done) => gw.child.once("exit", (c) => done(c)));
       gw.child.kill(signal);
-      await waitFor(() => gw.output().includes("shutting down, letting running turns finish"), 10_000);
+      await until(() => gw.output().includes("shutting down, letting running turns finish"), "the drain log");
       const t0 = Date.now();
       gw.child.kill(signal);
       expect(await exited).toBe(code);
@@ -218,11 +219,3 @@ describe("configured secrets", () => {
       expect(all).not.toContain(s);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const t0 = Date.now();
-  while (!condition()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

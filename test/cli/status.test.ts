@@ -90,6 +90,7 @@ describe("switchyard status finds the gateway", () => {
         home,
         version: packageVersion(),
         startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        owner: expect.stringMatching(/^gw_/),
       });
       expect(statSync(file).mode & 0o777).toBe(0o600);
       // No --port, and a working directory without a config: only the runtime file knows the port.

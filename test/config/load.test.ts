@@ -1,8 +1,9 @@
+import { ConfigError } from "../../src/util/config-error.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, parseConfigText } from "../../src/config/load.js";
+import { loadConfig, parseConfigText } from "../../src/config/load.js";
 
 function issuesOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
   try {
@@ -23,6 +24,7 @@ describe("config", () => {
       drainTimeoutMs: 30_000,
       allowRemote: false,
       auth: { mode: "token" },
+      leaseTtlMs: 30000,
     });
     expect(config.agent.model).toBe("anthropic/claude-sonnet-5-5");
     expect(config.providers.openai.maxTokensField).toBeUndefined();

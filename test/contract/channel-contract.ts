@@ -6,15 +6,15 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { chunkText, openFence } from "../../src/channels/chunking.js";
-import {
-  type AcceptResult,
-  type Channel,
-  ChannelSendError,
-  type ChatTarget,
-  type InboundMessage,
-  type InboundSink,
-  type OutboundMessage,
+import type {
+  AcceptResult,
+  Channel,
+  ChatTarget,
+  InboundMessage,
+  InboundSink,
+  OutboundMessage,
 } from "../../src/channels/types.js";
+import { ChannelSendError } from "../../src/channels/errors.js";
 
 /** A send failure the platform can be told to answer the next send with. */
 export type PlatformSendFailure =

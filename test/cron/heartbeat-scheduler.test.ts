@@ -1,25 +1,25 @@
 /**
- * The heartbeat clock with fake timers and a real LaneQueue: beats on a fixed cadence, skips
- * while the checklist is empty, runs as background work, and coalesces a beat still waiting.
+ * The heartbeat clock on a ManualClock shared with a real LaneQueue: beats on a fixed cadence,
+ * skips while the checklist is empty, runs as background work, and coalesces a beat still waiting.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { HeartbeatScheduler } from "../../src/cron/heartbeat-scheduler.js";
 import { GlobalLane } from "../../src/gateway/lanes/global-lane.js";
 import { LaneQueue, type LaneQueueEvent } from "../../src/gateway/lanes/lane-queue.js";
+import { ManualClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 
+let clock: ManualClock;
 beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock();
 });
 
 function setup(options: { idle?: boolean; runMs?: number } = {}) {
   const events: LaneQueueEvent[] = [];
   const lanes = new LaneQueue({
-    pool: new GlobalLane({ maxConcurrent: 2, reservedForHuman: 1 }),
+    pool: new GlobalLane({ maxConcurrent: 2, reservedForHuman: 1, clock }),
     onEvent: (e) => events.push(e),
+    clock,
   });
   let runs = 0;
   const scheduler = new HeartbeatScheduler({
@@ -30,10 +30,11 @@ function setup(options: { idle?: boolean; runMs?: number } = {}) {
     run: async (ctx) => {
       runs++;
       const lease = await ctx.acquireModelSlot();
-      await new Promise((r) => setTimeout(r, options.runMs ?? 10));
+      await clock.sleep(options.runMs ?? 10);
       lease.release();
     },
     logger: silentLogger(),
+    clock,
   });
   return { scheduler, events, lanes, runs: () => runs };
 }
@@ -42,20 +43,20 @@ describe("HeartbeatScheduler", () => {
   it("beats every everyMs as a background heartbeat task, and stops", async () => {
     const { scheduler, events, runs } = setup();
     scheduler.start();
-    await vi.advanceTimersByTimeAsync(59_999);
+    await clock.advanceAsync(59_999);
     expect(runs()).toBe(0);
-    await vi.advanceTimersByTimeAsync(1);
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(1);
+    await clock.advanceAsync(100);
     expect(runs()).toBe(1);
     expect(events.find((e) => e.type === "enqueued")).toMatchObject({
       sessionKey: "agent:main:heartbeat",
       priority: "background",
       origin: "heartbeat",
     });
-    await vi.advanceTimersByTimeAsync(120_000);
+    await clock.advanceAsync(120_000);
     expect(runs()).toBe(3);
     scheduler.stop();
-    await vi.advanceTimersByTimeAsync(600_000);
+    await clock.advanceAsync(600_000);
     expect(runs()).toBe(3);
   });
 
@@ -63,7 +64,7 @@ describe("HeartbeatScheduler", () => {
     const { scheduler, runs } = setup({ idle: true });
     expect(await scheduler.beat()).toBe("skipped_idle");
     scheduler.start();
-    await vi.advanceTimersByTimeAsync(180_000);
+    await clock.advanceAsync(180_000);
     expect(runs()).toBe(0);
     scheduler.stop();
   });
@@ -73,7 +74,7 @@ describe("HeartbeatScheduler", () => {
     expect(await scheduler.beat()).toBe("enqueued"); // starts at once, runs long
     expect(await scheduler.beat()).toBe("enqueued"); // waits behind it
     expect(await scheduler.beat()).toBe("coalesced"); // merges with the waiting one
-    await vi.advanceTimersByTimeAsync(500_000);
+    await clock.advanceAsync(500_000);
     expect(runs()).toBe(2);
   });
 
@@ -89,7 +90,7 @@ describe("HeartbeatScheduler", () => {
     });
     expect(await scheduler.beat()).toBe("failed");
     scheduler.start();
-    await vi.advanceTimersByTimeAsync(120_000);
+    await clock.advanceAsync(120_000);
     expect(checks).toBe(3); // the failed beat above, then one per minute
     scheduler.stop();
   });
@@ -105,9 +106,10 @@ function baseOptions() {
   return {
     everyMs: 1,
     sessionKey: "k",
-    lanes: new LaneQueue({ pool: new GlobalLane({ maxConcurrent: 1, reservedForHuman: 0 }) }),
+    lanes: new LaneQueue({ pool: new GlobalLane({ maxConcurrent: 1, reservedForHuman: 0, clock }), clock }),
     isIdle: async () => false,
     run: async () => {},
     logger: silentLogger(),
+    clock,
   };
 }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { type GatewayProcess, spawnGateway } from "../helpers/gateway-process.js";
 import { postChat } from "../helpers/test-gateway.js";
+import { until } from "../helpers/until.js";
 
 interface Msg {
   id: string;
@@ -56,14 +57,6 @@ describe("crash recovery (SIGKILL)", () => {
     for (const m of msgs) void postChat(gw.url, m.sender, m.text, m.id).catch(() => undefined);
   };
 
-  const until = async (cond: () => boolean, timeoutMs = 15_000) => {
-    const t0 = Date.now();
-    while (!cond()) {
-      if (Date.now() - t0 > timeoutMs) throw new Error("condition not reached in time");
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  };
-
   it("answers every accepted message exactly once across repeated kills", async () => {
     const msgs: Msg[] = [];
     for (const sender of ["ann", "bob", "cy"]) {
@@ -71,18 +64,20 @@ describe("crash recovery (SIGKILL)", () => {
         msgs.push({ id: `${sender}-${n}`, sender, text: `marker-${sender}-${n} please answer` });
     }
 
-    // 1. Kill mid-stream: as soon as the first model request arrives.
+    // 1. Kill mid-stream. The first reply holds after its first frame (the next one is a minute
+    // away), so a kill any time after its request arrived finds that run inside its model call,
+    // its stream open and nothing committed: a state the test observes, not a moment it guesses.
+    sim.script({ text: "a reply the kill interrupts", chunkDelayMs: 60_000 });
     let gw = await start();
     let seen = sim.requests.length;
     fire(gw, msgs);
-    await until(() => sim.requests.length > seen);
-    await new Promise((r) => setTimeout(r, 40)); // a few chunks into the stream
+    await until(() => sim.requests.length > seen, "the first model request", 15_000);
     await gw.kill();
 
     // 2. Kill during start-up recovery: right after it reports ready, while recovered runs start.
     gw = await start();
     seen = sim.requests.length;
-    await until(() => sim.requests.length > seen);
+    await until(() => sim.requests.length > seen, "a recovered run's model request", 15_000);
     await gw.kill();
 
     // 3. Kill after some answers were committed and delivered.
@@ -96,9 +91,7 @@ describe("crash recovery (SIGKILL)", () => {
       }
       return total;
     };
-    const t0 = Date.now();
-    while ((await mailboxCount()) < 3 && Date.now() - t0 < 15_000)
-      await new Promise((r) => setTimeout(r, 10));
+    await until(async () => (await mailboxCount()) >= 3, "three delivered answers", 15_000);
     await gw.kill();
 
     // 4. Final run: resend everything; all answers arrive.
@@ -140,7 +133,8 @@ describe("crash recovery (SIGKILL)", () => {
     );
     const seen = sim.requests.length;
     fire(gw, [{ id: "tool-1", sender: "tina", text: "write the file" }]);
-    await until(() => sim.requests.length >= seen + 2); // tool call answered, second call hanging
+    // The tool call answered, its result appended, the second call hanging.
+    await until(() => sim.requests.length >= seen + 2, "the call after the tool", 15_000);
     await gw.kill();
 
     sim.script({ text: "The file is written." });
@@ -161,7 +155,7 @@ describe("crash recovery (SIGKILL)", () => {
     sim.script({ text: "finished while draining", chunkDelayMs: 50 });
     const seen = sim.requests.length;
     const pending = postChat(gw.url, "dan", "slow one", "drain-1");
-    await until(() => sim.requests.length > seen);
+    await until(() => sim.requests.length > seen, "the model request", 15_000);
     const code = await gw.kill("SIGTERM");
     expect(code).toBe(0);
     const answer = await pending;

@@ -3,8 +3,10 @@
  * watchdog, end to end through the real gateway, SDK and simulator.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/util/clock.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
+import { until } from "../helpers/until.js";
 
 let sim: ModelSimulator | undefined;
 let gw: TestGateway | undefined;
@@ -16,15 +18,19 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function setup(extra: Record<string, unknown>) {
+/** `clock`: the gateway's clock (the watchdog runs on it); default the system clock. */
+async function setup(extra: Record<string, unknown>, clock?: ManualClock) {
   sim = new ModelSimulator();
   await sim.start();
   const base = simulatorConfig(sim, "anthropic");
-  gw = await startTestGateway({
-    ...base,
-    ...extra,
-    agent: { ...base.agent, ...((extra.agent as object) ?? {}) },
-  });
+  gw = await startTestGateway(
+    {
+      ...base,
+      ...extra,
+      agent: { ...base.agent, ...((extra.agent as object) ?? {}) },
+    },
+    clock ? { clock } : {},
+  );
   return { sim, gw };
 }
 
@@ -94,11 +100,17 @@ describe("queue modes", () => {
   });
 });
 
-describe("no-progress watchdog", () => {
+describe("no-progress watchdog (on the gateway's ManualClock)", () => {
   it("aborts a run that makes no progress and tells the user", async () => {
-    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 1_000, toolTimeoutMs: 500 } });
+    const clock = new ManualClock(Date.now());
+    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 1_000, toolTimeoutMs: 500 } }, clock);
     sim.script({ hang: true });
-    const r = await gw.chat("dee", "are you there?");
+    const reply = gw.chat("dee", "are you there?");
+    await until(() => sim.requests.length === 1, "the model call");
+    clock.advance(999);
+    expect(await gw.running.store.inbox.countByState()).toMatchObject({ running: 1, failed: 0 });
+    clock.advance(1);
+    const r = await reply;
     expect(r.body.state).toBe("failed");
     expect(r.body.replies?.[0]?.text).toBe(
       "⚠️ Sorry, I couldn't answer: the turn made no progress for 1 s and was stopped.",
@@ -107,11 +119,30 @@ describe("no-progress watchdog", () => {
   });
 
   it("never kills a run that keeps streaming, however long it takes", async () => {
-    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 300, toolTimeoutMs: 200 } });
-    // 40 chunks (16 characters each) 60 ms apart: 2.4 s in all, 8× the timeout, but never 300 ms without a token.
-    sim.script({ text: "x".repeat(640), chunkDelayMs: 60 });
-    const r = await gw.chat("eli", "take your time");
-    expect(r.body.state).toBe("answered");
-    expect(r.body.replies?.[0]?.text).toBe("x".repeat(640));
+    const clock = new ManualClock(Date.now());
+    const { sim, gw } = await setup({ agent: { progressTimeoutMs: 300, toolTimeoutMs: 200 } }, clock);
+    // 40 chunks of 16 characters. Each time the client sees text arrive (the run called
+    // progress() before passing it on) 250 ms pass: the run lasts many timeouts, but is never
+    // 300 ms without a token. Real time between chunks only keeps the client's reads apart.
+    sim.script({ text: "x".repeat(640), chunkDelayMs: 10 });
+    const startedAt = clock.now();
+    const res = await fetch(`${gw.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ sender: "eli", text: "take your time" }),
+    });
+    let body = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body ?? []) {
+      const text = decoder.decode(chunk, { stream: true });
+      body += text;
+      if (text.includes("event: delta")) clock.advance(250);
+    }
+    expect(body).toMatch(/event: done\ndata: .*"state":"answered"/);
+    const deltas = [...body.matchAll(/event: delta\ndata: (.*)\n/g)].map(
+      (m) => (JSON.parse(m[1] ?? "{}") as { text: string }).text,
+    );
+    expect(deltas.join("")).toBe("x".repeat(640));
+    expect(clock.now() - startedAt).toBeGreaterThan(3 * 300);
   });
 });

@@ -6,6 +6,8 @@ import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Bot, GrammyError, InputFile, webhookCallback } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/util/clock.js";
+import { until } from "../helpers/until.js";
 import { FakeTelegramBotApi } from "./telegram-bot-api.js";
 import { parseTelegramHtml } from "./telegram-html.js";
 
@@ -14,10 +16,16 @@ const TOKEN_2 = "222:BBfake-token-two";
 const ANN = { id: 42, first_name: "Ann", username: "ann" };
 
 let fake: FakeTelegramBotApi;
+/**
+ * The fake's timers: a held long poll ends only when a test moves this clock. Call times stay on
+ * the wall clock: one test measures grammY's own retry_after wait, which no injected clock reaches.
+ */
+let clock: ManualClock;
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 
 beforeEach(async () => {
-  fake = new FakeTelegramBotApi({ webhookRetryDelayMs: 20 });
+  clock = new ManualClock(Date.now());
+  fake = new FakeTelegramBotApi({ webhookRetryDelayMs: 20, clock, now: () => Date.now() });
   await fake.start();
   fake.addBot({ token: TOKEN, id: 111, username: "one_bot", firstName: "One" });
   fake.addBot({ token: TOKEN_2, id: 222, username: "two_bot", canReadAllGroupMessages: true });
@@ -179,12 +187,15 @@ describe("FakeTelegramBotApi with grammY long polling", () => {
     await rawCall(TOKEN, "getUpdates", { offset: 6, allowed_updates: [] });
     fake.pushUpdate(TOKEN, { message_reaction: { chat: { id: 1, type: "private" } } });
     expect(fake.pendingUpdates(TOKEN)).toBe(0);
-    const t0 = Date.now();
-    expect((await rawCall(TOKEN, "getUpdates", { offset: 6, timeout: 1 })).json).toEqual({
-      ok: true,
-      result: [],
+    let answered = false;
+    const held = rawCall(TOKEN, "getUpdates", { offset: 6, timeout: 1 }).finally(() => {
+      answered = true;
     });
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    await until(() => clock.pendingTimers === 1, "the held poll");
+    clock.advance(999);
+    expect(answered).toBe(false);
+    clock.advance(1);
+    expect((await held).json).toEqual({ ok: true, result: [] });
     await rawCall(TOKEN, "getUpdates", { allowed_updates: ["message_reaction"] });
     fake.pushUpdate(TOKEN, { message_reaction: { chat: { id: 1, type: "private" } } });
     expect(fake.pendingUpdates(TOKEN)).toBe(1);
@@ -569,7 +580,7 @@ describe("FakeTelegramBotApi webhooks with grammY webhookCallback", () => {
     const first = fake.pushUpdate(TOKEN, {
       message: { message_id: 1, date: 0, chat: { id: 1, type: "private" } },
     });
-    await waitUntil(() => fake.webhookDeliveries.length === 2);
+    await until(() => fake.webhookDeliveries.length === 2, "the retried delivery");
     expect(fake.webhookDeliveries.map((d) => [d.updateId, d.status, d.attempt])).toEqual([
       [first, 500, 1],
       [first, 200, 2],
@@ -580,8 +591,11 @@ describe("FakeTelegramBotApi webhooks with grammY webhookCallback", () => {
     const lost = fake.pushUpdate(TOKEN, {
       message: { message_id: 2, date: 0, chat: { id: 1, type: "private" } },
     });
-    await waitUntil(() => fake.webhookDeliveries.filter((d) => d.updateId === lost).length === 3);
-    await waitUntil(() => fake.pendingUpdates(TOKEN) === 0);
+    await until(
+      () => fake.webhookDeliveries.filter((d) => d.updateId === lost).length === 3,
+      "three attempts",
+    );
+    await until(() => fake.pendingUpdates(TOKEN) === 0, "the update given up");
     const info = (await rawCall(TOKEN, "getWebhookInfo", {})).json;
     expect(info).toMatchObject({
       result: { pending_update_count: 0, last_error_message: expect.any(String) },
@@ -615,11 +629,3 @@ describe("parseTelegramHtml (TDLib cases)", () => {
     expect(() => parseTelegramHtml("🏟 🏟&lt;</")).toThrow("Unexpected end tag at byte offset 13");
   });
 });
-
-async function waitUntil(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const t0 = Date.now();
-  while (!condition()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -6,6 +6,7 @@
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type Clock, type TimerHandle, systemClock } from "../../src/util/clock.js";
 import { CallLog, FaultQueue } from "./telegram-call-log.js";
 import { ChatStore } from "./telegram-chats.js";
 import { BotApiError, badRequest } from "./telegram-errors.js";
@@ -46,8 +47,10 @@ export type { HoldOptions, MethodHold } from "./telegram-holds.js";
 export interface FakeTelegramBotApiOptions {
   /** Port on 127.0.0.1; default 0 (an ephemeral port). */
   port?: number;
-  /** Clock for `date` fields and call times, in ms; default `Date.now`. */
+  /** Clock for `date` fields and call times, in ms; default `clock.now`. */
   now?: () => number;
+  /** Time source and the long-poll hold timer; default the system clock. */
+  clock?: Clock;
   /** Upper bound for a getUpdates `timeout`, in seconds; default 60. */
   maxLongPollSeconds?: number;
   /** Delivery attempts per update before a webhook update is given up; default 3. */
@@ -70,7 +73,7 @@ const POLL_CONFLICT =
 interface BotState {
   config: FakeBotConfig;
   updates: UpdateQueue;
-  poll: { res: ServerResponse; limit: number; timer: NodeJS.Timeout } | undefined;
+  poll: { res: ServerResponse; limit: number; timer: TimerHandle } | undefined;
   webhook: WebhookTarget | undefined;
   /** Per-bot method state: its user, files and commands. */
   context: MethodContext;
@@ -93,6 +96,7 @@ function checkedInteger(name: string, value: number | undefined, fallback: numbe
 export class FakeTelegramBotApi {
   readonly #port: number;
   readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #maxLongPollSeconds: number;
   readonly #webhooks: WebhookSender;
   readonly #strictHtmlAmpersand: boolean;
@@ -111,7 +115,8 @@ export class FakeTelegramBotApi {
 
   constructor(options: FakeTelegramBotApiOptions = {}) {
     this.#port = checkedInteger("port", options.port, 0, 0);
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
+    this.#now = options.now ?? (() => this.#clock.now());
     this.#maxLongPollSeconds = checkedInteger("maxLongPollSeconds", options.maxLongPollSeconds, 60, 1);
     this.#webhooks = new WebhookSender({
       maxAttempts: checkedInteger("webhookMaxAttempts", options.webhookMaxAttempts, 3, 1),
@@ -447,13 +452,12 @@ export class FakeTelegramBotApi {
       this.#send(res, 200, { ok: true, result: bot.updates.peek(limit) });
       return;
     }
-    const timer = setTimeout(() => this.#answerPoll(bot), timeoutSeconds * 1000);
-    timer.unref();
+    const timer = this.#clock.setTimeout(() => this.#answerPoll(bot), timeoutSeconds * 1000, { unref: true });
     bot.poll = { res, limit, timer };
     // `res` closes when the client aborts; `req` would close as soon as its body was read.
     res.on("close", () => {
       if (bot.poll?.res !== res) return;
-      clearTimeout(bot.poll.timer);
+      this.#clock.clearTimeout(bot.poll.timer);
       bot.poll = undefined;
     });
   }
@@ -463,7 +467,7 @@ export class FakeTelegramBotApi {
     const poll = bot.poll;
     if (!poll) return;
     bot.poll = undefined;
-    clearTimeout(poll.timer);
+    this.#clock.clearTimeout(poll.timer);
     if (error) this.#sendError(poll.res, error);
     else this.#send(poll.res, 200, { ok: true, result: bot.updates.peek(poll.limit) });
   }

@@ -1,20 +1,17 @@
 /**
  * The outbox dispatcher against the real SQLite store and a scripted Channel (our own port).
- * Timers (send timeouts, retry timers, store-write backoff, stop's limit) are vitest fake
- * timers; the dispatcher's notion of "now" is a ManualClock.
+ * One ManualClock is both its "now" and its timers (send timeouts, retry timers, store-write
+ * backoff, stop's limit); backoff jitter is pinned to the ceiling (`random: () => 1`).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import {
-  type Channel,
-  ChannelSendError,
-  type ChatTarget,
-  type OutboundMessage,
-  type SendReceipt,
-} from "../../src/channels/types.js";
+import type { Channel, ChatTarget, OutboundMessage, SendReceipt } from "../../src/channels/types.js";
+import { ChannelSendError } from "../../src/channels/errors.js";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
-import { OutboxDispatcher, type OutboxDispatcherOptions } from "../../src/gateway/outbox-dispatcher.js";
+import { OutboxDispatcher } from "../../src/gateway/outbox-dispatcher.js";
+import type { OutboxDispatcherOptions } from "../../src/gateway/outbox-options.js";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
-import { type OutboxRepo, type Store, StoreError } from "../../src/store/types.js";
+import type { OutboxRepo, Store } from "../../src/store/types.js";
+import { StoreError } from "../../src/store/store-error.js";
 import { ManualClock } from "../../src/util/clock.js";
 import { createLogger, silentLogger } from "../../src/util/logger.js";
 
@@ -176,13 +173,13 @@ describe("OutboxDispatcher", () => {
       logger: silentLogger(),
       metrics: new GatewayMetrics(),
       maxAttempts: 3,
+      random: () => 1,
       ...over,
     });
     return dispatcher;
   };
 
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     store = openSqliteStore({ path: ":memory:" });
     clock = new ManualClock();
     channel = new ScriptedChannel();
@@ -190,9 +187,8 @@ describe("OutboxDispatcher", () => {
   });
   afterEach(async () => {
     const stopping = dispatcher.stop();
-    await vi.advanceTimersByTimeAsync(60_000);
+    await clock.advanceAsync(60_000);
     await stopping;
-    vi.useRealTimers();
     store.close();
   });
 
@@ -232,10 +228,10 @@ describe("OutboxDispatcher", () => {
     channel.failures.push(new ChannelSendError("rate_limit", "429", { retryAfterMs: 5_000 }));
     await pass();
     const callsAfterPass = due.mock.calls.length;
-    await vi.advanceTimersByTimeAsync(4_000);
+    await clock.advanceAsync(4_999);
     expect(due.mock.calls.length).toBe(callsAfterPass); // no pass before the retry is due
-    clock.advance(5_000);
-    await vi.advanceTimersByTimeAsync(1_000);
+    expect(clock.pendingTimers).toBe(1); // one timer, armed for the retry
+    await clock.advanceAsync(1);
     await dispatcher.idle();
     expect(channel.sent.map((m) => m.text)).toEqual(["first", "second"]);
   });
@@ -280,7 +276,7 @@ describe("OutboxDispatcher", () => {
     channel.failures.push(new Error("socket hang up"));
     await pass(); // c1 fails once and waits for its retry
     await seedTurn(store, clock, ["queued"], "c2"); // no pass claims it before it is too old
-    clock.advance(3_600_001);
+    clock.set(clock.now() + 3_600_001); // the host slept: the wall clock jumped, no timer ran
     await pass();
     expect(channel.sent).toHaveLength(0);
     expect(channel.calls.map((c) => c.text)).toEqual(["waited"]);
@@ -316,9 +312,9 @@ describe("OutboxDispatcher", () => {
     await settle();
     const [call] = channel.calls;
     expect(call?.signal?.aborted).toBe(false);
-    await vi.advanceTimersByTimeAsync(29_999);
+    await clock.advanceAsync(29_999);
     expect((await store.outbox.get(1))?.state).toBe("sending");
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     await dispatcher.idle();
     expect(call?.signal?.aborted).toBe(true);
     expect(call?.signal?.reason).toMatchObject({ name: "ChannelSendError", kind: "transient" });
@@ -398,9 +394,9 @@ describe("OutboxDispatcher", () => {
     const stopping = dispatcher.stop().then(() => {
       stopped = true;
     });
-    await vi.advanceTimersByTimeAsync(1_999);
+    await clock.advanceAsync(1_999);
     expect(stopped).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     await stopping;
     expect(channel.calls[0]?.signal?.aborted).toBe(true);
     expect((await store.outbox.get(1))?.state).toBe("sending");
@@ -421,9 +417,9 @@ describe("OutboxDispatcher", () => {
     await dispatcher.idle(); // the unrecorded receipt takes no send slot: nothing waits on the store
     expect(channel.sent.map((m) => m.text)).toEqual(["a"]);
     expect((await store.outbox.get(1))?.state).toBe("sending"); // holds back "b", never resent
-    await vi.advanceTimersByTimeAsync(1_000); // second failure, next try in 2 s
+    await clock.advanceAsync(1_000); // second failure, next try in 2 s
     expect((await store.outbox.get(1))?.state).toBe("sending");
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advanceAsync(2_000);
     await dispatcher.idle();
     expect(await store.outbox.get(1)).toMatchObject({ state: "sent", platformMessageId: "p1", attempts: 0 });
     expect(channel.sent.map((m) => m.text)).toEqual(["a", "b"]);
@@ -454,8 +450,9 @@ describe("OutboxDispatcher", () => {
       outboxId: 1,
       msg: "reply delivered but its receipt was not recorded before stop; it stays `sending` and is sent again after restart",
     });
-    await vi.advanceTimersByTimeAsync(60_000);
-    expect(markSentCalls).toBe(2); // no retry timer outlives stop()
+    expect(clock.pendingTimers).toBe(0); // no retry timer outlives stop()
+    await clock.advanceAsync(60_000);
+    expect(markSentCalls).toBe(2);
   });
 
   it("rejects bad options naming the field, the value and what was expected", () => {

@@ -5,11 +5,14 @@
  * work counts as progress.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { GlobalLane } from "../../src/gateway/lanes/global-lane.js";
 import { LaneQueue } from "../../src/gateway/lanes/lane-queue.js";
 import { AnthropicProvider } from "../../src/harness/providers/anthropic.js";
+import { ModelRouter } from "../../src/harness/providers/model-router.js";
 import { RetryingProvider } from "../../src/harness/providers/retrying-provider.js";
-import type { ModelProvider, ProviderError } from "../../src/harness/providers/types.js";
+import type { ModelProvider } from "../../src/harness/providers/types.js";
+import type { ProviderError } from "../../src/harness/providers/provider-error.js";
 import {
   type AgentRunOptions,
   type AgentRunResult,
@@ -18,8 +21,10 @@ import {
 } from "../../src/harness/run.js";
 import { ToolRegistry } from "../../src/harness/tools/registry.js";
 import type { TranscriptPayload } from "../../src/store/types.js";
+import { ManualClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { ModelSimulator, defaultResponder } from "../fakes/model-simulator.js";
+import { until } from "../helpers/until.js";
 
 let sim: ModelSimulator;
 beforeAll(async () => {
@@ -56,7 +61,7 @@ function harness(tools = new ToolRegistry()): Harness {
     lanes,
     appended,
     providerErrors,
-    run: (options) =>
+    run: ({ provider, ...options }) =>
       lanes.enqueue({
         sessionKey: "s1",
         priority: "human",
@@ -65,7 +70,7 @@ function harness(tools = new ToolRegistry()): Harness {
           runAgent({
             runId: "run-1",
             sessionKey: "s1",
-            model: "claude-test",
+            router: new ModelRouter({ provider, model: "claude-test" }),
             system: "You are a test.",
             messages: [{ role: "user", content: "hello" }],
             tools,
@@ -85,15 +90,16 @@ function harness(tools = new ToolRegistry()): Harness {
 describe("runAgent", () => {
   it("gives its model slot back while the provider waits to retry, and takes one before the retry", async () => {
     const h = harness();
-    const slotsDuringWait: number[] = [];
-    const provider = new RetryingProvider(anthropic(), {
-      sleep: async () => void slotsDuringWait.push(h.pool.inUse),
-    });
+    const clock = new ManualClock();
+    const provider = new RetryingProvider(anthropic(), { clock });
     sim.script({ error: { status: 429, retryAfterSeconds: 30 } }, { text: "after the wait" });
-    const result = await h.run({ provider });
+    const running = h.run({ provider });
+    await until(() => clock.pendingTimers === 1, "the provider waiting to retry");
+    expect(h.pool.inUse).toBe(0);
+    clock.advance(30_000);
+    const result = await running;
     expect(result.outcome).toBe("answered");
     expect(result.final?.text).toBe("after the wait");
-    expect(slotsDuringWait).toEqual([0]);
     expect(h.pool.inUse).toBe(0);
     expect(result.modelCalls).toBe(2);
     // The absorbed 429 is still reported (metrics count it).
@@ -102,14 +108,11 @@ describe("runAgent", () => {
 
   it("lets another session's call through while a retry waits", async () => {
     const h = harness();
-    let releaseWait: () => void = () => {};
-    const waiting = new Promise<void>((resolve) => {
-      releaseWait = resolve;
-    });
-    const provider = new RetryingProvider(anthropic(), { sleep: () => waiting });
+    const clock = new ManualClock();
+    const provider = new RetryingProvider(anthropic(), { clock, random: () => 1 });
     sim.script({ error: { status: 529 } }, { text: "first" }, { text: "second" });
     const first = h.run({ provider });
-    await sim.waitForRequests(1, 5_000);
+    await until(() => clock.pendingTimers === 1, "the provider waiting to retry");
     // With one slot in total, a second session can only call if the first gave its slot back.
     const other = h.lanes.enqueue({
       sessionKey: "s2",
@@ -122,7 +125,8 @@ describe("runAgent", () => {
       },
     }).done;
     await expect(other).resolves.toBe("got a slot");
-    releaseWait();
+    expect(sim.requests).toHaveLength(1); // the retry still waits
+    clock.advance(500);
     expect((await first).outcome).toBe("answered");
   });
 
@@ -132,7 +136,7 @@ describe("runAgent", () => {
     tools.register({
       name: "ping",
       description: "ping",
-      parameters: { type: "object", properties: {} },
+      parameters: z.strictObject({}),
       run: async () => {
         toolRuns++;
         return { content: "pong" };
@@ -159,7 +163,7 @@ describe("runAgent", () => {
     tools.register({
       name: "ping",
       description: "ping",
-      parameters: { type: "object", properties: {} },
+      parameters: z.strictObject({}),
       run: async () => ({ content: "pong" }),
     });
     const h = harness(tools);
@@ -184,7 +188,7 @@ describe("runAgent", () => {
     tools.register({
       name: "slow",
       description: "waits until aborted",
-      parameters: { type: "object", properties: {} },
+      parameters: z.strictObject({}),
       run: (_args, ctx) =>
         new Promise((resolve) => {
           started();
@@ -212,7 +216,7 @@ describe("runAgent", () => {
     tools.register({
       name: "look",
       description: "look",
-      parameters: { type: "object", properties: {} },
+      parameters: z.strictObject({}),
       run: async () => {
         slotsDuringTool.push(h.pool.inUse);
         return { content: "seen" };

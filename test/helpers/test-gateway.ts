@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { parseConfig } from "../../src/config/load.js";
 import { type RunningGateway, startGateway } from "../../src/main.js";
 import type { Store } from "../../src/store/types.js";
+import type { Clock } from "../../src/util/clock.js";
 import { createLogger, silentLogger } from "../../src/util/logger.js";
 import type { ModelSimulator } from "../fakes/model-simulator.js";
 
@@ -43,7 +44,12 @@ export function simulatorConfig(simulator: ModelSimulator, protocol: "openai" | 
 
 export async function startTestGateway(
   raw: Record<string, unknown>,
-  options: { home?: string; wrapStore?: (store: Store) => Store } = {},
+  options: {
+    home?: string;
+    wrapStore?: (store: Store) => Store;
+    /** The gateway's clock (a ManualClock drives its timers); default the system clock. */
+    clock?: Clock;
+  } = {},
 ): Promise<TestGateway> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "sy-gw-"));
   const config = parseConfig(raw, undefined);
@@ -58,6 +64,7 @@ export async function startTestGateway(
       : silentLogger(),
     port: 0,
     ...(options.wrapStore ? { wrapStore: options.wrapStore } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   return {
     running,

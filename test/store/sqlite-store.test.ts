@@ -7,7 +7,8 @@ import type { InboundMessage } from "../../src/channels/types.js";
 import { toStoreError } from "../../src/store/sqlite/errors.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
-import { StoreError } from "../../src/store/types.js";
+import type { Store } from "../../src/store/types.js";
+import { StoreError } from "../../src/store/store-error.js";
 import { runStoreContract } from "../contract/store-contract.js";
 
 const root = mkdtempSync(join(tmpdir(), "switchyard-store-"));
@@ -18,7 +19,27 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-runStoreContract("sqlite file", () => openSqliteStore({ path: freshPath() }));
+/** Where each file store of the contract suite lives, so a second handle can open it. */
+const storePaths = new WeakMap<Store, string>();
+
+// Two connections on one file are two processes as far as the store can tell: the ownership
+// cases of the suite run across them.
+runStoreContract(
+  "sqlite file",
+  () => {
+    const path = freshPath();
+    const store = openSqliteStore({ path });
+    storePaths.set(store, path);
+    return store;
+  },
+  {
+    openPeer: (first) => {
+      const path = storePaths.get(first);
+      if (!path) throw new Error("openPeer: not a store this suite opened");
+      return openSqliteStore({ path });
+    },
+  },
+);
 runStoreContract("sqlite :memory:", () => openSqliteStore({ path: ":memory:" }));
 
 const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
@@ -90,6 +111,101 @@ describe("openSqliteStore", () => {
       const again = await store.inbox.receive(message("m1"), "console:me", 2);
       expect(again.duplicate).toBe(true);
       expect(again.record.dedupeKey).toBe("console:default:local:m1");
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("v5 gives rows left running or sending no owner and an expired lease, and keeps mailbox positions", async () => {
+    const path = freshPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    const raw = new BetterSqlite3(path);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 4)) raw.exec(m.sql);
+    raw.pragma("user_version = 4");
+    const inbox = raw.prepare(
+      `INSERT INTO inbox (dedupe_key, session_key, message, state, attempts, run_id, received_at, updated_at)
+       VALUES (?, 'console:me', ?, ?, 1, 'run-old', 1, 1)`,
+    );
+    inbox.run("console:default:local:m1", JSON.stringify(message("m1")), "running");
+    inbox.run("console:default:local:m2", JSON.stringify(message("m2")), "queued");
+    const outbox = raw.prepare(
+      `INSERT INTO outbox (session_key, channel, account_id, chat_id, recipient_id, text, seq, kind, state,
+         next_attempt_at, created_at, updated_at)
+       VALUES ('console:me', ?, 'default', 'local', ?, ?, 0, 'reply', ?, 1, 1, 1)`,
+    );
+    outbox.run("telegram", "me", "mid-send", "sending");
+    outbox.run("http", "ann", "for ann 1", "sent");
+    outbox.run("http", null, "for nobody", "sent");
+    outbox.run("http", "ann", "for ann 2", "sent");
+    outbox.run("http", "bob", "for bob", "sent");
+    raw.close();
+
+    const store = openSqliteStore({ path });
+    try {
+      expect(await store.inbox.get(1)).toMatchObject({ state: "running", owner: null, leaseUntil: 0 });
+      expect(await store.inbox.get(2)).toMatchObject({ state: "queued", owner: null, leaseUntil: null });
+      expect(await store.outbox.get(1)).toMatchObject({ state: "sending", owner: null, leaseUntil: 0 });
+      // Taken over at the next start, at any time after the upgrade.
+      expect((await store.inbox.requeueExpired(2)).map((r) => r.id)).toEqual([1]);
+      expect((await store.outbox.resetExpired(2)).map((r) => r.id)).toEqual([1]);
+      // A client that kept `after` = an outbox id from before reads on from the same place.
+      const ann = await store.outbox.listMailbox("http", "ann", 0, 10);
+      expect(ann.map((r) => [r.text, r.mailboxCursor])).toEqual([
+        ["for ann 1", 2],
+        ["for ann 2", 4],
+      ]);
+      expect(await store.outbox.listMailbox("http", "ann", 4, 10)).toEqual([]);
+      expect((await store.outbox.get(3))?.mailboxCursor).toBeNull();
+      const { record } = await store.inbox.receive(
+        { ...message("m3"), channel: "http" },
+        "http:ann",
+        3,
+        "queued",
+      );
+      const [claimed] = await store.inbox.claim("http:ann", "ses", "run-new", { all: false }, 3);
+      const target = { channel: "http", accountId: "default", chatId: "ann" } as const;
+      const reply = {
+        target,
+        text: "new",
+        seq: 0,
+        kind: "reply" as const,
+        recipientId: "ann",
+        delivered: true,
+      };
+      const run = {
+        runId: "run-new",
+        sessionKey: "http:ann",
+        trigger: "user" as const,
+        channel: "http",
+        provider: "openai",
+        model: "m",
+        startedAt: 3,
+        durationMs: 1,
+        outcome: "answered" as const,
+        usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        toolCalls: 0,
+        modelCalls: 1,
+        errorKind: null,
+        error: null,
+      };
+      const committed = await store.commitTurn(
+        {
+          sessionKey: "http:ann",
+          sessionId: "ses",
+          runId: "run-new",
+          inboxIds: [claimed?.id ?? record.id],
+          inboxState: "answered",
+          events: [],
+          outbox: [reply],
+          run,
+        },
+        4,
+      );
+      expect(committed).toBe(true);
+      expect(
+        (await store.outbox.listMailbox("http", "ann", 4, 10)).map((r) => [r.text, r.mailboxCursor]),
+      ).toEqual([["new", 5]]);
+      expect((await store.outbox.listMailbox("http", "bob", 0, 10)).map((r) => r.mailboxCursor)).toEqual([5]);
     } finally {
       await store.close();
     }

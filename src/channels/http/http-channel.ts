@@ -9,31 +9,25 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RouteHandler } from "../../gateway/http-server.js";
-import { HttpError, readJsonBody, sendJson } from "../../gateway/http-server.js";
-import {
-  type AnswerSource,
-  type Channel,
-  type ChannelLimits,
-  ChannelSendError,
-  type ChatTarget,
-  type InboundMessage,
-  type InboundSink,
-  type OutboundMessage,
-  type SendReceipt,
+import { HttpError, readJsonBody, sendJson } from "../../http/server.js";
+import type {
+  AnswerSource,
+  Channel,
+  ChannelLimits,
+  ChatTarget,
+  InboundMessage,
+  InboundSink,
+  OutboundMessage,
+  RouteRegistrar,
+  SendReceipt,
 } from "../types.js";
+import { ChannelSendError } from "../errors.js";
 import { OpenAIEndpoint } from "./openai-endpoint.js";
 import { normalizeSender, senderProblem } from "./sender.js";
 import { openSse } from "./sse.js";
 
 /** Longest client message id (`id`, `Idempotency-Key`), in characters. */
 export const CLIENT_ID_MAX_CHARS = 200;
-
-/** Where the channel registers its routes. */
-export interface RouteRegistrar {
-  route(method: "GET" | "POST", path: string, handler: RouteHandler): void;
-  readonly maxBodyBytes: number;
-}
 
 export interface HttpChannelOptions {
   name: "http" | "console";

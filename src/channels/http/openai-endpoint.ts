@@ -9,7 +9,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HttpError, errorBody, readJsonBody, sendJson } from "../../gateway/http-server.js";
+import { HttpError, errorBody, readJsonBody, sendJson } from "../../http/server.js";
 import type { AcceptResult, AnswerUsage, ChatAnswer } from "../types.js";
 import { normalizeSender, senderProblem } from "./sender.js";
 import { type SseStream, openSse } from "./sse.js";

@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import type { Api } from "grammy";
+import { type Clock, systemClock } from "../../util/clock.js";
 import { formatBytes } from "../../util/format-bytes.js";
 import { AttachmentTooLargeError, attachmentDir, safeFileName, saveCapped } from "../attachments.js";
 import type { Attachment } from "../types.js";
@@ -27,6 +28,8 @@ export interface TelegramDownloadOptions {
   /** For the over-the-limit note: the setting that raises it. */
   limitSetting: string;
   fetch?: typeof fetch;
+  /** Whose timer enforces `timeoutMs` (default `systemClock`). */
+  clock?: Clock;
 }
 
 /** Where the file belongs: its conversation's folder, named after the message. */
@@ -50,8 +53,13 @@ export async function downloadTelegramFile(
   const tooBig = (size: number | undefined) =>
     `[attachment ${file.name} not downloaded: ${size === undefined ? "it is" : `${formatBytes(size)} is`} over the ${formatBytes(o.maxBytes)} limit (${o.limitSetting}). Tell the user the file was too big to read.]`;
   if (file.sizeBytes !== undefined && file.sizeBytes > o.maxBytes) return tooBig(file.sizeBytes);
-  const timeout = AbortSignal.timeout(o.timeoutMs);
-  const both = AbortSignal.any([signal, timeout]);
+  const clock = o.clock ?? systemClock;
+  const timeout = new AbortController();
+  const timer = clock.setTimeout(
+    () => timeout.abort(new DOMException(`download took longer than ${o.timeoutMs} ms`, "TimeoutError")),
+    o.timeoutMs,
+  );
+  const both = AbortSignal.any([signal, timeout.signal]);
   try {
     const info = await o.api.getFile(file.fileId, both as GrammySignal);
     if (!info.file_path)
@@ -81,7 +89,7 @@ export async function downloadTelegramFile(
     };
   } catch (err) {
     if (err instanceof AttachmentTooLargeError) return tooBig(undefined);
-    const why = timeout.aborted
+    const why = timeout.signal.aborted
       ? `it took longer than ${o.timeoutMs >= 1000 ? `${Math.round(o.timeoutMs / 1000)} s` : `${o.timeoutMs} ms`}`
       : signal.aborted
         ? "the gateway is stopping"
@@ -89,5 +97,7 @@ export async function downloadTelegramFile(
           ? err.message
           : String(err);
     return `[attachment ${file.name} could not be downloaded: ${why}]`;
+  } finally {
+    clock.clearTimeout(timer);
   }
 }

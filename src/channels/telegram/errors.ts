@@ -4,7 +4,7 @@
  * adapter branches on the kind, never on Telegram's description text.
  */
 import type { GrammyError } from "grammy";
-import { ChannelSendError } from "../types.js";
+import { ChannelSendError } from "../errors.js";
 
 /** What went wrong, as far as the adapter cares. Closed set. */
 export type TelegramFailureKind =

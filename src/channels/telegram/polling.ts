@@ -7,9 +7,10 @@
  * process polls this bot, or a webhook is set), 429 waits `retry_after`, others back off.
  */
 import type { Update } from "grammy/types";
+import { backoffDelayMs } from "../../util/backoff.js";
+import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import type { TelegramFailure } from "./errors.js";
-import { sleep } from "../../util/sleep.js";
 
 export interface TelegramPollerOptions {
   /** `telegram account "default" (@name_bot)`, for log lines a person must act on. */
@@ -23,12 +24,19 @@ export interface TelegramPollerOptions {
   failure(err: unknown): TelegramFailure;
   /** Long-poll hold time, in seconds. */
   pollTimeoutSeconds: number;
-  /** First backoff after a failed getUpdates, doubled per failure up to 30 s (default 500 ms). */
+  /**
+   * Backoff after a failed getUpdates: full jitter under a ceiling that starts here and doubles
+   * per failure up to 30 s (default 500 ms). Telegram's `retry_after` takes precedence.
+   */
   retryBaseMs?: number;
   /** Wait after a 409 conflict (default 30 s). */
   conflictBackoffMs?: number;
   /** Chats of one batch handled at the same time (default 4). */
   parallelChats?: number;
+  /** Waits between polls (default `systemClock`). */
+  clock?: Clock;
+  /** Uniform [0, 1) source of the backoff jitter (default Math.random). */
+  random?: () => number;
   logger: Logger;
 }
 
@@ -74,18 +82,28 @@ export class TelegramPoller {
             { err: f.description, retryInMs: waitMs },
             `${o.label}: Telegram refused to hand out updates (${f.description}). Another process is polling this bot, or a webhook is set for it; only one may receive updates. Trying again in ${Math.round(waitMs / 1000)} s.`,
           );
-          await sleep(waitMs, signal);
+          await this.#pause(waitMs, signal);
           continue;
         }
         failures++;
-        const waitMs = f.retryAfterMs ?? Math.min(30_000, retryBaseMs * 2 ** Math.min(failures - 1, 6));
+        const waitMs = backoffDelayMs(failures, {
+          baseMs: retryBaseMs,
+          maxMs: 30_000,
+          random: o.random,
+          retryAfterMs: f.retryAfterMs,
+        });
         o.logger.warn({ err: f.description, retryInMs: waitMs }, "telegram getUpdates failed");
-        await sleep(waitMs, signal);
+        await this.#pause(waitMs, signal);
         continue;
       }
       await this.#handleBatch(updates, signal);
     }
     return "stopped";
+  }
+
+  /** Waits `ms`, or less when `signal` aborts (the loop then sees it and ends). */
+  async #pause(ms: number, signal: AbortSignal): Promise<void> {
+    await (this.#o.clock ?? systemClock).sleep(ms, signal).catch(() => undefined);
   }
 
   async #handleBatch(updates: Update[], signal: AbortSignal): Promise<void> {

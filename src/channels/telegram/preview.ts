@@ -5,6 +5,7 @@
  * Edits of one preview run one after another; taking a preview for the final text stops the
  * timer and waits for the edit in flight, so a partial edit can never land after the final one.
  */
+import { type Clock, systemClock, type TimerHandle } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 
 /** Which turn a preview belongs to. */
@@ -37,7 +38,8 @@ export interface StreamingPreviewsOptions {
   ttlMs?: number;
   /** Longest preview text; longer text is cut (default 4096). */
   maxChars?: number;
-  now?: () => number;
+  /** Time source and edit timers (default `systemClock`). */
+  clock?: Clock;
   logger: Logger;
 }
 
@@ -57,7 +59,7 @@ interface Preview {
   shown: string;
   createdAt: number;
   lastEditAt: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
   /** The send or edit in flight; edits are chained on it, so they never overlap. */
   inflight: Promise<void>;
   /** The final text is being put in place: no more partial edits. */
@@ -74,7 +76,7 @@ export class StreamingPreviews {
       editIntervalMs: 1_000,
       ttlMs: 3_600_000,
       maxChars: 4096,
-      now: Date.now,
+      clock: systemClock,
       ...options,
     };
   }
@@ -97,7 +99,7 @@ export class StreamingPreviews {
     const api = this.#o.api();
     if (!api) return;
     this.#prune(); // once per new preview, not per streamed token
-    const now = this.#o.now();
+    const now = this.#o.clock.now();
     const preview: Preview = {
       id: undefined,
       text,
@@ -138,7 +140,7 @@ export class StreamingPreviews {
     const preview = this.#previews.get(key);
     if (!preview) return undefined;
     preview.closed = true;
-    if (preview.timer) clearTimeout(preview.timer);
+    this.#o.clock.clearTimeout(preview.timer);
     preview.timer = undefined;
     await preview.inflight;
     const forget = () => {
@@ -153,20 +155,23 @@ export class StreamingPreviews {
 
   /** Forgets every preview and stops their timers (the channel stops). */
   clear(): void {
-    for (const p of this.#previews.values()) if (p.timer) clearTimeout(p.timer);
+    for (const p of this.#previews.values()) this.#o.clock.clearTimeout(p.timer);
     this.#previews.clear();
   }
 
   #scheduleEdit(preview: Preview, chatId: string): void {
     if (preview.timer || preview.closed || preview.id === undefined) return;
-    const wait = Math.max(0, preview.lastEditAt + this.#o.editIntervalMs - this.#o.now());
-    preview.timer = setTimeout(() => {
-      preview.timer = undefined;
-      if (preview.closed) return;
-      preview.lastEditAt = this.#o.now();
-      preview.inflight = preview.inflight.then(() => this.#edit(preview, chatId));
-    }, wait);
-    preview.timer.unref();
+    const wait = Math.max(0, preview.lastEditAt + this.#o.editIntervalMs - this.#o.clock.now());
+    preview.timer = this.#o.clock.setTimeout(
+      () => {
+        preview.timer = undefined;
+        if (preview.closed) return;
+        preview.lastEditAt = this.#o.clock.now();
+        preview.inflight = preview.inflight.then(() => this.#edit(preview, chatId));
+      },
+      wait,
+      { unref: true },
+    );
   }
 
   async #edit(preview: Preview, chatId: string): Promise<void> {
@@ -186,10 +191,10 @@ export class StreamingPreviews {
   }
 
   #prune(): void {
-    const cutoff = this.#o.now() - this.#o.ttlMs;
+    const cutoff = this.#o.clock.now() - this.#o.ttlMs;
     for (const [key, p] of this.#previews) {
       if (p.createdAt >= cutoff) continue;
-      if (p.timer) clearTimeout(p.timer);
+      this.#o.clock.clearTimeout(p.timer);
       this.#previews.delete(key);
     }
   }

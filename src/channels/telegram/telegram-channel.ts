@@ -9,26 +9,26 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Bot } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
+import { backoffDelayMs } from "../../util/backoff.js";
+import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
-import type { RouteRegistrar } from "../http/http-channel.js";
-import {
-  type Attachment,
-  type Channel,
-  type ChannelLimits,
-  ChannelSendError,
-  type ChatTarget,
-  type InboundMessage,
-  type InboundSink,
-  type OutboundMessage,
-  type SendReceipt,
-  SinkUnavailableError,
+import type { RouteRegistrar } from "../types.js";
+import type {
+  Attachment,
+  Channel,
+  ChannelLimits,
+  ChatTarget,
+  InboundMessage,
+  InboundSink,
+  OutboundMessage,
+  SendReceipt,
 } from "../types.js";
+import { ChannelSendError, SinkUnavailableError } from "../errors.js";
 import { downloadTelegramFile } from "./download.js";
 import { type TelegramFailure, configProblem, toSendError, toTelegramFailure } from "./errors.js";
 import { htmlToText, renderTelegramChunks } from "./format.js";
 import { type AddressingRules, mapUpdate } from "./inbound.js";
 import { TelegramPoller } from "./polling.js";
-import { sleep } from "../../util/sleep.js";
 import { StreamingPreviews, messageIdOf } from "./preview.js";
 import { readWebhookUpdate } from "./webhook.js";
 
@@ -61,12 +61,19 @@ export interface TelegramChannelOptions {
   downloadTimeoutMs?: number;
   /** Attempts at an update our own code fails on (mapping, download, a bug) before it is skipped (default 3). */
   updateMaxAttempts?: number;
-  /** First backoff for failed getUpdates and failed updates, doubled per attempt up to 30 s (default 500 ms). */
+  /**
+   * Backoff for failed getUpdates and failed updates: full jitter under a ceiling that starts
+   * here and doubles per attempt up to 30 s (default 500 ms).
+   */
   retryBaseMs?: number;
   /** Wait after a 409 on getUpdates: another poller or a webhook holds the bot (default 30 s). */
   conflictBackoffMs?: number;
   /** Least time between two edits of a streaming preview (default 1 s). */
   previewEditIntervalMs?: number;
+  /** Time source and timers of every wait: reconnects, retries, polling, previews (default `systemClock`). */
+  clock?: Clock;
+  /** Uniform [0, 1) source of the backoff jitter (default Math.random). */
+  random?: () => number;
 }
 
 /** Updates the gateway asks Telegram for. */
@@ -91,9 +98,11 @@ export class TelegramChannel implements Channel {
   #poller: TelegramPoller | undefined;
   #polling: Promise<unknown> | undefined;
   readonly #previews: StreamingPreviews;
+  readonly #clock: Clock;
 
   constructor(options: TelegramChannelOptions) {
     this.#o = options;
+    this.#clock = options.clock ?? systemClock;
     this.accountId = options.accountId;
     this.#rules = {
       mentionPatterns: options.mentionPatterns.map((p) => new RegExp(p, "i")),
@@ -102,6 +111,7 @@ export class TelegramChannel implements Channel {
     this.#previews = new StreamingPreviews({
       api: () => this.#bot?.api,
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
+      clock: this.#clock,
       logger: options.logger,
     });
     if (options.mode === "webhook") {
@@ -175,6 +185,8 @@ export class TelegramChannel implements Channel {
       pollTimeoutSeconds: o.pollTimeoutSeconds ?? 30,
       ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
       ...(o.conflictBackoffMs !== undefined ? { conflictBackoffMs: o.conflictBackoffMs } : {}),
+      clock: this.#clock,
+      random: o.random,
       logger: o.logger,
     });
     this.#poller = poller;
@@ -184,7 +196,11 @@ export class TelegramChannel implements Channel {
 
   async #connectLater(signal: AbortSignal): Promise<void> {
     for (let attempt = 1; !signal.aborted; attempt++) {
-      await sleep(Math.min(60_000, 1_000 * 2 ** Math.min(attempt, 6)), signal);
+      // 2 s, 4 s, … up to 60 s (ceilings; full jitter below them).
+      await this.#pause(
+        backoffDelayMs(attempt, { baseMs: 2_000, maxMs: 60_000, random: this.#o.random }),
+        signal,
+      );
       if (signal.aborted) return;
       try {
         await this.#connect();
@@ -278,7 +294,7 @@ export class TelegramChannel implements Channel {
             { err, updateId, retryInMs: waitMs },
             "could not commit a Telegram update; it stays unconfirmed and is retried",
           );
-          await sleep(waitMs, signal);
+          await this.#pause(waitMs, signal);
           continue;
         }
         faults++;
@@ -293,13 +309,22 @@ export class TelegramChannel implements Channel {
           { err, updateId, attempt: faults, stage },
           "could not handle a Telegram update; trying again",
         );
-        await sleep(this.#backoffMs(faults), signal);
+        await this.#pause(this.#backoffMs(faults), signal);
       }
     }
   }
 
   #backoffMs(attempt: number): number {
-    return Math.min(30_000, (this.#o.retryBaseMs ?? 500) * 2 ** Math.min(attempt - 1, 6));
+    return backoffDelayMs(attempt, {
+      baseMs: this.#o.retryBaseMs ?? 500,
+      maxMs: 30_000,
+      random: this.#o.random,
+    });
+  }
+
+  /** Waits `ms`, or less when `signal` aborts (the caller checks `signal.aborted`). */
+  async #pause(ms: number, signal: AbortSignal): Promise<void> {
+    await this.#clock.sleep(ms, signal).catch(() => undefined);
   }
 
   /** The update as an inbound message with its files saved, or null when it is not one. */
@@ -327,7 +352,7 @@ export class TelegramChannel implements Channel {
       attachments,
       platformMessageId: `${mapped.chatId}:${mapped.message.message_id}`,
       ...(mapped.replyToText ? { replyToText: mapped.replyToText } : {}),
-      receivedAt: Date.now(),
+      receivedAt: this.#clock.now(),
     };
     // Files of a sender who will not reach the agent (unknown, not addressed) never reach disk.
     const files = mapped.files.length > 0 && (await this.#sink?.admits?.(base)) === false ? [] : mapped.files;
@@ -349,6 +374,7 @@ export class TelegramChannel implements Channel {
           maxBytes: this.#o.mediaMaxBytes,
           timeoutMs: this.#o.downloadTimeoutMs ?? 30_000,
           limitSetting: "channels.telegram.mediaMaxMb",
+          clock: this.#clock,
         },
         signal,
       );

@@ -3,22 +3,19 @@
  * to a ModelSlotPool. A waiting or running task holds no pool slot; only a model call does, from
  * `ctx.acquireModelSlot()` to `lease.release()`. Lanes exist only while they have work.
  */
-import { type Clock, systemClock } from "../../util/clock.js";
+import { type Clock, MAX_TIMER_MS, systemClock, type TimerHandle } from "../../util/clock.js";
 import { LaneEntry, SessionLane } from "./session-lane.js";
-import {
-  type AbortReason,
-  LaneAbortedError,
-  type LaneHandle,
-  type LaneOrigin,
-  type LanePriority,
-  type LaneTask,
-  type LaneTaskContext,
-  type ModelSlotPool,
-  type SlotLease,
+import type {
+  AbortReason,
+  LaneHandle,
+  LaneOrigin,
+  LanePriority,
+  LaneTask,
+  LaneTaskContext,
+  ModelSlotPool,
+  SlotLease,
 } from "./types.js";
-
-/** Longest delay `setTimeout` honours (about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647;
+import { LaneAbortedError } from "./errors.js";
 
 /** Options for {@link LaneQueue}. */
 export interface LaneQueueOptions {
@@ -39,7 +36,10 @@ export interface LaneQueueOptions {
   idleEvictMs?: number;
   /** Observer of every {@link LaneQueueEvent}, called synchronously; exceptions are ignored. */
   onEvent?: (event: LaneQueueEvent) => void;
-  /** Time source for progress and durations; must advance with `setTimeout`. Default: wall clock. */
+  /**
+   * Time source and timers: progress, durations, the watchdog, the abort grace, idle eviction
+   * and `drain`'s limit all use it. Default: `systemClock`.
+   */
   clock?: Clock;
 }
 
@@ -160,7 +160,7 @@ export class LaneQueue {
       const waiting = coalesceKey === null ? undefined : lane.waitingWith(coalesceKey);
       if (waiting) return this.#coalesce(waiting, task, coalesceKey as string);
       if (lane.idleTimer !== undefined) {
-        clearTimeout(lane.idleTimer);
+        this.#clock.clearTimeout(lane.idleTimer);
         lane.idleTimer = undefined;
       }
     } else {
@@ -217,16 +217,16 @@ export class LaneQueue {
     }
     this.#closed = true;
     if (this.#running === 0 && this.#pendingTotal === 0) return true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: TimerHandle | undefined;
     let waiter: (() => void) | undefined;
     try {
       return await new Promise<boolean>((resolve) => {
         waiter = () => resolve(true);
         this.#drainWaiters.add(waiter);
-        timer = setTimeout(resolve, Math.min(timeoutMs, MAX_TIMER_MS), false);
+        timer = this.#clock.setTimeout(() => resolve(false), timeoutMs);
       });
     } finally {
-      clearTimeout(timer);
+      this.#clock.clearTimeout(timer);
       if (waiter) this.#drainWaiters.delete(waiter);
     }
   }
@@ -269,7 +269,7 @@ export class LaneQueue {
     const now = this.#clock.now();
     entry.startedAtMs = now;
     entry.lastProgressAtMs = now;
-    entry.timer = setTimeout(this.#onTimer, this.#progressTimeoutMs, entry);
+    this.#arm(entry, this.#progressTimeoutMs);
     if (this.#onEvent) this.#emit({ type: "started", ...subject(entry), waitedMs: now - entry.enqueuedAtMs });
     const ctx: LaneTaskContext = {
       get signal() {
@@ -331,13 +331,18 @@ export class LaneQueue {
     if (entry.slotWaits > 0) entry.lastProgressAtMs = now; // waiting for the pool is not a stall
     const quietMs = Math.max(0, now - entry.lastProgressAtMs);
     if (quietMs >= this.#progressTimeoutMs) this.#abort(entry, "progress_timeout");
-    else entry.timer = setTimeout(this.#onTimer, this.#progressTimeoutMs - quietMs, entry);
+    else this.#arm(entry, this.#progressTimeoutMs - quietMs);
   };
+
+  /** (Re-)arms the entry's one timer. */
+  #arm(entry: LaneEntry, delayMs: number): void {
+    this.#clock.clearTimeout(entry.timer);
+    entry.timer = this.#clock.setTimeout(() => this.#onTimer(entry), delayMs);
+  }
 
   #abort(entry: LaneEntry, reason: AbortReason): boolean {
     if (entry.finished || entry.abortReason !== null) return false;
-    clearTimeout(entry.timer);
-    entry.timer = setTimeout(this.#onTimer, this.#abortGraceMs, entry);
+    this.#arm(entry, this.#abortGraceMs);
     if (this.#onEvent) this.#emit({ type: "aborted", ...subject(entry), reason, running: true });
     entry.abort(new LaneAbortedError(reason));
     return true;
@@ -346,7 +351,7 @@ export class LaneQueue {
   #finish(entry: LaneEntry, how: "ok" | "error" | "abandoned", value: unknown): void {
     if (entry.finished) return; // an abandoned run settling late
     entry.finished = true;
-    clearTimeout(entry.timer);
+    this.#clock.clearTimeout(entry.timer);
     entry.timer = undefined;
     entry.releaseHeld();
     let outcome: LaneOutcome;
@@ -371,8 +376,7 @@ export class LaneQueue {
     if (!lane.idle || this.#lanes.get(lane.key) !== lane) return;
     if (this.#idleEvictMs === 0) this.#lanes.delete(lane.key);
     else if (lane.idleTimer === undefined) {
-      lane.idleTimer = setTimeout(this.#onIdle, this.#idleEvictMs, lane);
-      lane.idleTimer.unref?.();
+      lane.idleTimer = this.#clock.setTimeout(() => this.#onIdle(lane), this.#idleEvictMs, { unref: true });
     }
   }
 

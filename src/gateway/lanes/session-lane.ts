@@ -3,7 +3,9 @@
  * `LaneEntry` (one task's record: its `done`, its lazily created signal, the slots it holds).
  * Bookkeeping only: no timers, no scheduling; `LaneQueue` in `lane-queue.ts` drives both.
  */
-import type { LaneAbortedError, LaneHandle, LanePriority, LaneTask, SlotLease } from "./types.js";
+import type { TimerHandle } from "../../util/clock.js";
+import type { LaneHandle, LanePriority, LaneTask, SlotLease } from "./types.js";
+import type { LaneAbortedError } from "./errors.js";
 
 /** Internal record of one enqueued task, shared by {@link SessionLane} and `LaneQueue`. */
 export class LaneEntry {
@@ -30,7 +32,7 @@ export class LaneEntry {
   /** acquireModelSlot() calls in flight: waiting in the pool is not a stall. */
   slotWaits = 0;
   /** The watchdog, or after an abort the grace timer. */
-  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  timer: TimerHandle | undefined = undefined;
   /** Leases taken through the context and not yet released. */
   #held: TaskLease[] | null = null;
   finished = false;
@@ -130,7 +132,7 @@ export class SessionLane {
   readonly key: string;
   running: LaneEntry | null = null;
   /** Pending eviction when `idleEvictMs > 0`. */
-  idleTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  idleTimer: TimerHandle | undefined = undefined;
   #humanHead: LaneEntry | null = null;
   #humanTail: LaneEntry | null = null;
   #otherHead: LaneEntry | null = null;

@@ -63,13 +63,3 @@ export interface LaneHandle<T = void> {
   /** True when this enqueue was merged into an already-waiting task. */
   readonly coalesced: boolean;
 }
-
-/** Thrown into `done` when a task never ran (queue shut down) or its run was aborted. */
-export class LaneAbortedError extends Error {
-  readonly reason: AbortReason;
-  constructor(reason: AbortReason, message?: string) {
-    super(message ?? `lane task aborted: ${reason}`);
-    this.name = "LaneAbortedError";
-    this.reason = reason;
-  }
-}

@@ -6,15 +6,15 @@
 import type { Anthropic } from "@anthropic-ai/sdk";
 import { abortedError, toProviderError } from "./errors.js";
 import { type SdkProviderOptions, checkSdkProviderOptions } from "./options.js";
-import {
-  type ChatMessage,
-  type ModelProvider,
-  type ModelRequest,
-  type ProviderEvent,
-  ProviderError,
-  type StopReason,
-  type TokenUsage,
+import type {
+  ChatMessage,
+  ModelProvider,
+  ModelRequest,
+  ProviderEvent,
+  StopReason,
+  TokenUsage,
 } from "./types.js";
+import { ProviderError } from "./provider-error.js";
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;

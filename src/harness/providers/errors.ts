@@ -3,7 +3,8 @@
  * (error class name, HTTP status, error type/code, message) decides the kind; the first
  * matching row wins. Works on plain objects too: it reads fields, it does not need the SDK.
  */
-import { ProviderError, type ProviderErrorKind } from "./types.js";
+import type { ProviderErrorKind } from "./types.js";
+import { ProviderError } from "./provider-error.js";
 
 /** The providers this module knows. */
 export type ProviderName = "openai" | "anthropic";

@@ -6,15 +6,15 @@
 import type { OpenAI } from "openai";
 import { abortedError, toProviderError } from "./errors.js";
 import { type SdkProviderOptions, checkSdkProviderOptions } from "./options.js";
-import {
-  type ChatMessage,
-  type ModelProvider,
-  type ModelRequest,
-  type ProviderEvent,
-  ProviderError,
-  type StopReason,
-  type ToolCall,
+import type {
+  ChatMessage,
+  ModelProvider,
+  ModelRequest,
+  ProviderEvent,
+  StopReason,
+  ToolCall,
 } from "./types.js";
+import { ProviderError } from "./provider-error.js";
 
 type ChatCompletionMessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ChatCompletionFunctionTool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;

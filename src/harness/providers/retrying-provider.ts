@@ -3,50 +3,36 @@
  * only when its kind is retryable and nothing of the reply (text or tool call) has been passed
  * on yet: a partial answer is never replayed.
  */
+import { backoffDelayMs } from "../../util/backoff.js";
+import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
-import { type ModelProvider, type ModelRequest, type ProviderEvent, ProviderError } from "./types.js";
+import type { ModelProvider, ModelRequest, ProviderEvent } from "./types.js";
+import { ProviderError } from "./provider-error.js";
 
 /** Options of {@link RetryingProvider}. */
 export interface RetryingProviderOptions {
   /** Attempts in total, the first included; default 3. */
   maxAttempts?: number;
-  /** First backoff when the server named no wait; doubles per retry; default 500 ms. */
+  /** Backoff ceiling of the first retry (the server named no wait); doubles per retry; default 500 ms. */
   baseDelayMs?: number;
-  /** Cap of the computed backoff; default 8_000 ms. */
+  /** Cap of the backoff ceiling; default 8_000 ms. */
   maxDelayMs?: number;
   /** Cap of a server-requested wait (`retry-after`); default 60_000 ms. */
   maxRetryAfterMs?: number;
-  /** Backoff jitter as a fraction of the delay, ±; default 0.2. */
-  jitterRatio?: number;
-  /** Waits `ms`, rejecting when `signal` aborts; default an abortable setTimeout. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** Uniform [0, 1) source for jitter; default Math.random. */
+  /** Whose timers the waits run on (`clock.sleep`, aborted by the stream's signal); default `systemClock`. */
+  clock?: Clock;
+  /** Uniform [0, 1) source for the full jitter; default Math.random. */
   random?: () => number;
   /** Where retries are logged; default none. */
   logger?: Logger;
 }
 
-/** Waits `ms`, or rejects as soon as `signal` aborts; the timer is always cleared. */
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /**
  * Wraps a provider with retries. The wait is the server's `retryAfterMs` (capped at
- * `maxRetryAfterMs`) when given, else exponential backoff `baseDelayMs × 2^(retry-1)` with
- * ±`jitterRatio` jitter, capped at `maxDelayMs`. Waits honour the AbortSignal: an abort while
- * waiting ends the stream with an `aborted` error. Like every provider, it never throws.
+ * `maxRetryAfterMs`) when given, else full-jitter backoff (`backoffDelayMs`): a uniform wait
+ * under `min(maxDelayMs, baseDelayMs × 2^(retry-1))`. Waits run on the clock and honour the
+ * AbortSignal: an abort while waiting ends the stream with an `aborted` error. Like every
+ * provider, it never throws.
  */
 export class RetryingProvider implements ModelProvider {
   readonly id: string;
@@ -56,8 +42,7 @@ export class RetryingProvider implements ModelProvider {
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
   readonly #maxRetryAfterMs: number;
-  readonly #jitterRatio: number;
-  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #clock: Clock;
   readonly #random: () => number;
   readonly #logger: Logger | undefined;
 
@@ -69,10 +54,7 @@ export class RetryingProvider implements ModelProvider {
     this.#baseDelayMs = check("baseDelayMs", options.baseDelayMs ?? 500, 0);
     this.#maxDelayMs = check("maxDelayMs", options.maxDelayMs ?? 8_000, 0);
     this.#maxRetryAfterMs = check("maxRetryAfterMs", options.maxRetryAfterMs ?? 60_000, 0);
-    this.#jitterRatio = check("jitterRatio", options.jitterRatio ?? 0.2, 0);
-    if (this.#jitterRatio > 1)
-      throw new RangeError(`RetryingProviderOptions.jitterRatio: got ${this.#jitterRatio}, expected 0..1`);
-    this.#sleep = options.sleep ?? abortableSleep;
+    this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#logger = options.logger;
   }
@@ -107,7 +89,7 @@ export class RetryingProvider implements ModelProvider {
       // No call is in flight from here to retry_resume: the consumer may give its slot back.
       yield { type: "retry_wait", attempt, waitMs, error: failure };
       try {
-        await this.#sleep(waitMs, signal);
+        await this.#clock.sleep(waitMs, signal);
       } catch (err) {
         const aborted = new ProviderError("aborted", `${this.id} aborted while waiting to retry`, {
           cause: err,
@@ -123,10 +105,13 @@ export class RetryingProvider implements ModelProvider {
   }
 
   #delayMs(failure: ProviderError, attempt: number): number {
-    if (failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, this.#maxRetryAfterMs);
-    const backoff = this.#baseDelayMs * 2 ** (attempt - 1);
-    const jitter = 1 + (this.#random() * 2 - 1) * this.#jitterRatio;
-    return Math.round(Math.min(backoff * jitter, this.#maxDelayMs));
+    return backoffDelayMs(attempt, {
+      baseMs: this.#baseDelayMs,
+      maxMs: this.#maxDelayMs,
+      random: this.#random,
+      retryAfterMs: failure.retryAfterMs,
+      maxRetryAfterMs: this.#maxRetryAfterMs,
+    });
   }
 }
 

@@ -1,3 +1,5 @@
+import type { ProviderError } from "./provider-error.js";
+
 /**
  * The model-provider port: one streamed, normalized event union for every vendor, and one
  * error class whose `kind` drives retry and failover.
@@ -15,46 +17,6 @@ export type ProviderErrorKind =
   | "network"
   | "aborted"
   | "unknown";
-
-/** Kinds worth retrying on the same provider after a wait. */
-export const RETRYABLE_KINDS: ReadonlySet<ProviderErrorKind> = new Set([
-  "rate_limit",
-  "overloaded",
-  "timeout",
-  "network",
-]);
-
-/** Every provider failure, normalized. */
-export class ProviderError extends Error {
-  readonly kind: ProviderErrorKind;
-  /** Server-requested wait before retrying, when it gave one. */
-  readonly retryAfterMs: number | undefined;
-  readonly status: number | undefined;
-  readonly provider: string | undefined;
-  readonly requestId: string | undefined;
-  constructor(
-    kind: ProviderErrorKind,
-    message: string,
-    options: {
-      cause?: unknown;
-      retryAfterMs?: number;
-      status?: number;
-      provider?: string;
-      requestId?: string;
-    } = {},
-  ) {
-    super(message, { cause: options.cause });
-    this.name = "ProviderError";
-    this.kind = kind;
-    this.retryAfterMs = options.retryAfterMs;
-    this.status = options.status;
-    this.provider = options.provider;
-    this.requestId = options.requestId;
-  }
-  get retryable(): boolean {
-    return RETRYABLE_KINDS.has(this.kind);
-  }
-}
 
 /** A tool the model may call. `parameters` is a JSON Schema object. */
 export interface ToolSpec {
@@ -107,8 +69,12 @@ export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "o
  * attempt with `retry_resume`, yielded *before* that attempt starts. A pull-based consumer may
  * therefore give its model-call slot back on `retry_wait` and take one again while handling
  * `retry_resume`; a consumer that ignores both simply holds its slot throughout.
+ *
+ * The model router announces who makes each attempt (`attempt`: provider, model, auth
+ * profile) before it starts; providers themselves never emit it.
  */
 export type ProviderEvent =
+  | { type: "attempt"; provider: string; model: string; profileId: string; attempt: number }
   | { type: "text_delta"; text: string }
   | { type: "tool_call"; call: ToolCall }
   | { type: "usage"; usage: TokenUsage }
@@ -125,20 +91,3 @@ export interface ModelProvider {
   readonly simulated: boolean;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
 }
-
-/** Adds up usage. */
-export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-  };
-}
-
-export const ZERO_USAGE: TokenUsage = Object.freeze({
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-});

@@ -6,8 +6,9 @@
 import type { Dirent } from "node:fs";
 import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { z } from "zod";
 import type { Tool, ToolOutput } from "./types.js";
-import { ToolError } from "./types.js";
+import { ToolError } from "./tool-error.js";
 
 /** Largest file read_file and edit_file load. */
 export const MAX_READ_BYTES = 2 * 1024 * 1024;
@@ -42,25 +43,22 @@ export function fileTools(): Tool[] {
   return [readFileTool, writeFileTool, editFileTool, listFilesTool];
 }
 
-const readFileTool: Tool = {
+const readFileParameters = z.strictObject({
+  path: z.string().describe("File path relative to the workspace root, e.g. MEMORY.md"),
+  offset: z.int().min(1).optional().describe("First line to return, from 1 (default 1)"),
+  limit: z.int().min(1).optional().describe("Maximum number of lines to return (default: all)"),
+});
+
+const readFileTool: Tool<typeof readFileParameters> = {
   name: "read_file",
   description:
     "Read a text file from the workspace. Optional offset (first line, counting from 1) and limit (number of lines) read part of a large file. Files over 2 MB are refused.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "File path relative to the workspace root, e.g. MEMORY.md" },
-      offset: { type: "integer", minimum: 1, description: "First line to return, from 1 (default 1)" },
-      limit: { type: "integer", minimum: 1, description: "Maximum number of lines to return (default: all)" },
-    },
-    required: ["path"],
-    additionalProperties: false,
-  },
+  parameters: readFileParameters,
   run: (args, ctx) =>
-    guarded(args, async (rel) => {
+    guarded(args.path, async (rel) => {
       const text = await loadText(await resolveInWorkspace(ctx.workspaceDir, rel), rel);
-      const offset = optionalInt(args, "offset") ?? 1;
-      const limit = optionalInt(args, "limit");
+      const offset = args.offset ?? 1;
+      const limit = args.limit;
       if (text === "") return { content: "(empty file)" };
       const lines = text.split("\n");
       if (lines[lines.length - 1] === "") lines.pop(); // a final newline ends the last line
@@ -78,22 +76,19 @@ const readFileTool: Tool = {
     }),
 };
 
-const writeFileTool: Tool = {
+const writeFileParameters = z.strictObject({
+  path: z.string().describe("File path relative to the workspace root"),
+  content: z.string().describe("The complete new content of the file"),
+});
+
+const writeFileTool: Tool<typeof writeFileParameters> = {
   name: "write_file",
   description:
     "Create a file in the workspace or replace its whole content. Missing folders are created. Overwrites: read an existing file first, and prefer edit_file for small changes.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "File path relative to the workspace root" },
-      content: { type: "string", description: "The complete new content of the file" },
-    },
-    required: ["path", "content"],
-    additionalProperties: false,
-  },
+  parameters: writeFileParameters,
   run: (args, ctx) =>
-    guarded(args, async (rel) => {
-      const content = requiredString(args, "content");
+    guarded(args.path, async (rel) => {
+      const content = args.content;
       const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
       const existed = await stat(abs).then(
         (s) => s.isFile(),
@@ -107,24 +102,21 @@ const writeFileTool: Tool = {
     }),
 };
 
-const editFileTool: Tool = {
+const editFileParameters = z.strictObject({
+  path: z.string().describe("File path relative to the workspace root"),
+  old_text: z.string().describe("The exact text to replace; must occur exactly once"),
+  new_text: z.string().describe("The text to put in its place (may be empty)"),
+});
+
+const editFileTool: Tool<typeof editFileParameters> = {
   name: "edit_file",
   description:
     "Replace one passage in a workspace file. old_text must match the file exactly (whitespace and line breaks included) and occur exactly once; include more surrounding text if it is not unique.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: "File path relative to the workspace root" },
-      old_text: { type: "string", description: "The exact text to replace; must occur exactly once" },
-      new_text: { type: "string", description: "The text to put in its place (may be empty)" },
-    },
-    required: ["path", "old_text", "new_text"],
-    additionalProperties: false,
-  },
+  parameters: editFileParameters,
   run: (args, ctx) =>
-    guarded(args, async (rel) => {
-      const oldText = requiredString(args, "old_text");
-      const newText = requiredString(args, "new_text");
+    guarded(args.path, async (rel) => {
+      const oldText = args.old_text;
+      const newText = args.new_text;
       if (oldText === "") throw new ToolError("invalid_arguments", "old_text must not be empty");
       const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
       const text = await loadText(abs, rel);
@@ -150,27 +142,25 @@ const editFileTool: Tool = {
     }),
 };
 
-const listFilesTool: Tool = {
+const listFilesParameters = z.strictObject({
+  path: z.string().default(".").describe('Folder relative to the workspace root (default ".")'),
+  recursive: z.boolean().default(false).describe("Also list subfolders (default false)"),
+});
+
+const listFilesTool: Tool<typeof listFilesParameters> = {
   name: "list_files",
   description:
     "List a folder of the workspace (the root by default). Paths are shown relative to the workspace root; folders end with /. With recursive, subfolders are listed too, up to 500 entries.",
-  parameters: {
-    type: "object",
-    properties: {
-      path: { type: "string", description: 'Folder relative to the workspace root (default ".")' },
-      recursive: { type: "boolean", description: "Also list subfolders (default false)" },
-    },
-    additionalProperties: false,
-  },
+  parameters: listFilesParameters,
   run: (args, ctx) =>
-    guarded({ path: ".", ...args }, async (rel) => {
+    guarded(args.path, async (rel) => {
       const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
       const root = await realpath(ctx.workspaceDir);
       if (!(await stat(abs)).isDirectory()) {
         throw new ToolError("failed", `${rel} is a file, not a folder; use read_file to read it`);
       }
       const lines: string[] = [];
-      const complete = await walk(abs, root, args.recursive === true, lines, ctx.signal);
+      const complete = await walk(abs, root, args.recursive, lines, ctx.signal);
       if (lines.length === 0) return { content: "(empty folder)" };
       if (!complete) lines.push(`[… stopped at ${MAX_LIST_ENTRIES} entries; list a subfolder to see more]`);
       return { content: lines.join("\n") };
@@ -205,11 +195,7 @@ async function walk(
 }
 
 /** Runs a tool body with its `path` argument, turning fs errors into ToolErrors. */
-async function guarded(
-  args: Record<string, unknown>,
-  body: (rel: string) => Promise<ToolOutput>,
-): Promise<ToolOutput> {
-  const rel = requiredString(args, "path");
+async function guarded(rel: string, body: (rel: string) => Promise<ToolOutput>): Promise<ToolOutput> {
   try {
     return await body(rel);
   } catch (err) {
@@ -296,21 +282,6 @@ function countOccurrences(text: string, needle: string): number {
   let count = 0;
   for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) count++;
   return count;
-}
-
-function requiredString(args: Record<string, unknown>, key: string): string {
-  const value = args[key];
-  if (typeof value !== "string") throw new ToolError("invalid_arguments", `${key} must be a string`);
-  return value;
-}
-
-function optionalInt(args: Record<string, unknown>, key: string): number | undefined {
-  const value = args[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-    throw new ToolError("invalid_arguments", `${key} must be an integer ≥ 1`);
-  }
-  return value;
 }
 
 function isErrno(err: unknown, code: string): boolean {

@@ -1,13 +1,14 @@
 /**
  * The tool boundary. Every tool call the model makes goes through ToolRegistry.execute, which
- * validates the arguments against the tool's schema, runs it under a timeout and the run's
+ * validates the arguments with the tool's zod schema, runs it under a timeout and the run's
  * abort signal, turns every failure into a result the model can act on, redacts secrets and
  * caps the size. Nothing a tool does can throw past this point.
  */
 import { redactSecrets } from "../../util/redact.js";
 import type { ToolSpec } from "../providers/types.js";
-import type { JsonSchemaObject, JsonSchemaProperty, Tool, ToolContext, ToolOutput } from "./types.js";
-import { ToolError } from "./types.js";
+import { type JsonSchema, argumentProblems, describeParameters, toolJsonSchema } from "./tool-schema.js";
+import type { Tool, ToolContext, ToolOutput } from "./types.js";
+import { ToolError } from "./tool-error.js";
 
 /** What the model sees of one tool call. */
 export interface ToolResult {
@@ -30,9 +31,19 @@ export interface ToolRegistryOptions {
 /** Smallest accepted `maxResultChars`: room for the omission marker and some text. */
 const MIN_RESULT_CHARS = 200;
 
+/** A registered tool with what was derived from its schema once, at registration. */
+interface Entry {
+  tool: Tool;
+  /** What providers are sent; the same frozen object on every call. */
+  spec: ToolSpec;
+  schema: JsonSchema;
+  /** `path (string, required), …`, for invalid-argument errors. */
+  expected: string;
+}
+
 /** Holds the tools of a run and executes calls to them through one boundary. */
 export class ToolRegistry {
-  readonly #tools = new Map<string, Tool>();
+  readonly #tools = new Map<string, Entry>();
   readonly #maxResultChars: number;
   readonly #timeoutMs: number;
 
@@ -42,25 +53,34 @@ export class ToolRegistry {
     this.#timeoutMs = checkInt("timeoutMs", options.timeoutMs ?? 60_000, 1);
   }
 
-  /** Adds a tool; throws when a tool of the same name is already registered. */
+  /**
+   * Adds a tool and builds its JSON Schema once. Throws when a tool of the same name is already
+   * registered, and a TypeError when its parameters are not a zod object JSON Schema can express.
+   */
   register(tool: Tool): this {
     if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
-    this.#tools.set(tool.name, tool);
+    const schema = toolJsonSchema(tool);
+    const spec: ToolSpec = Object.freeze({
+      name: tool.name,
+      description: tool.description,
+      parameters: schema,
+    });
+    this.#tools.set(tool.name, { tool, spec, schema, expected: describeParameters(schema) });
     return this;
   }
 
   /** The registered tools, in registration order. */
   list(): Tool[] {
-    return [...this.#tools.values()];
+    return [...this.#tools.values()].map((entry) => entry.tool);
   }
 
-  /** What the model is told about each tool, in registration order. */
+  /**
+   * What the model is told about each tool, in registration order. The specs are built at
+   * registration and frozen: every call returns the same objects, so the tools part of a
+   * request is byte-identical from one call to the next (provider prompt caches depend on it).
+   */
   specs(): ToolSpec[] {
-    return this.list().map((t) => ({
-      name: t.name,
-      description: t.description,
-      parameters: { ...t.parameters },
-    }));
+    return [...this.#tools.values()].map((entry) => entry.spec);
   }
 
   /**
@@ -74,22 +94,18 @@ export class ToolRegistry {
   }
 
   async #execute(name: string, argumentsJson: string, ctx: ToolContext): Promise<ToolResult> {
-    const tool = this.#tools.get(name);
-    if (!tool) {
+    const entry = this.#tools.get(name);
+    if (!entry) {
       const valid = [...this.#tools.keys()].join(", ") || "(none)";
       return failure("unknown_tool", `there is no tool named "${name}". Valid tools: ${valid}.`);
     }
     const parsed = parseArguments(argumentsJson);
-    const problems = parsed.ok ? validate(parsed.value, tool.parameters) : [parsed.problem];
-    if (!parsed.ok || problems.length > 0) {
-      const list = problems.map((p) => `- ${p}`).join("\n");
-      return failure(
-        "invalid_arguments",
-        `invalid arguments for ${name}:\n${list}\nExpected parameters: ${describeParameters(tool.parameters)}.`,
-      );
-    }
+    if (!parsed.ok) return invalidArguments(entry, [parsed.problem]);
+    const checked = entry.tool.parameters.safeParse(parsed.value, { reportInput: true });
+    if (!checked.success)
+      return invalidArguments(entry, argumentProblems(checked.error.issues, entry.schema));
     if (ctx.signal.aborted) return failure("aborted", `${name} was not run: the run was aborted.`);
-    return this.#runWithLimits(tool, parsed.value, ctx);
+    return this.#runWithLimits(entry.tool, checked.data, ctx);
   }
 
   async #runWithLimits(tool: Tool, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
@@ -140,6 +156,15 @@ function failure(code: string, message: string): ToolResult {
   return { content: `error (${code}): ${message}`, isError: true, code };
 }
 
+/** Every problem on its own line, then what the tool takes, so the model can fix the call. */
+function invalidArguments(entry: Entry, problems: string[]): ToolResult {
+  const list = problems.map((p) => `- ${p}`).join("\n");
+  return failure(
+    "invalid_arguments",
+    `invalid arguments for ${entry.tool.name}:\n${list}\nExpected parameters: ${entry.expected}.`,
+  );
+}
+
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; problem: string };
 
 function parseArguments(json: string): Parsed {
@@ -160,96 +185,10 @@ function parseArguments(json: string): Parsed {
   return { ok: true, value };
 }
 
-/** Every problem with `args` under `schema`, one line each; empty when valid. */
-function validate(args: Record<string, unknown>, schema: JsonSchemaObject): string[] {
-  const problems: string[] = [];
-  for (const key of schema.required ?? []) {
-    if (args[key] === undefined) problems.push(`missing required property "${key}"`);
-  }
-  for (const [key, value] of Object.entries(args)) {
-    const prop = schema.properties[key];
-    if (prop === undefined) {
-      if (schema.additionalProperties === false) problems.push(`unexpected property "${key}"`);
-      continue;
-    }
-    checkValue(value, prop, `"${key}"`, problems);
-  }
-  return problems;
-}
-
-function checkValue(value: unknown, prop: JsonSchemaProperty, where: string, problems: string[]): void {
-  if (!hasType(value, prop.type)) {
-    problems.push(`${where} must be ${article(prop.type)}, got ${typeName(value)}`);
-    return;
-  }
-  if (prop.enum && !(typeof value === "string" && prop.enum.includes(value))) {
-    problems.push(
-      `${where} must be one of ${prop.enum.map((e) => JSON.stringify(e)).join(", ")}, got ${JSON.stringify(value)}`,
-    );
-  }
-  if (typeof value === "number") {
-    if (prop.minimum !== undefined && value < prop.minimum)
-      problems.push(`${where} must be ≥ ${prop.minimum}, got ${value}`);
-    if (prop.maximum !== undefined && value > prop.maximum)
-      problems.push(`${where} must be ≤ ${prop.maximum}, got ${value}`);
-  }
-  if (Array.isArray(value) && prop.items) {
-    const items = prop.items;
-    value.forEach((item, i) => {
-      checkValue(item, items, `${where}[${i}]`, problems);
-    });
-  }
-}
-
-function hasType(value: unknown, type: JsonSchemaProperty["type"]): boolean {
-  switch (type) {
-    case "string":
-      return typeof value === "string";
-    case "number":
-      return typeof value === "number" && Number.isFinite(value);
-    case "integer":
-      return typeof value === "number" && Number.isInteger(value);
-    case "boolean":
-      return typeof value === "boolean";
-    case "array":
-      return Array.isArray(value);
-    case "object":
-      return isPlainObject(value);
-  }
-}
-
-/** `path (string, required), offset (integer ≥ 1, optional), mode ("a" | "b", optional)`. */
-function describeParameters(schema: JsonSchemaObject): string {
-  const required = new Set(schema.required ?? []);
-  const entries = Object.entries(schema.properties);
-  if (entries.length === 0) return "none";
-  return entries
-    .map(([key, prop]) => {
-      const type = prop.enum ? prop.enum.map((e) => JSON.stringify(e)).join(" | ") : describeType(prop);
-      return `${key} (${type}, ${required.has(key) ? "required" : "optional"})`;
-    })
-    .join(", ");
-}
-
-function describeType(prop: JsonSchemaProperty): string {
-  if (prop.type === "array" && prop.items) return `array of ${describeType(prop.items)}`;
-  const bounds = [
-    prop.minimum !== undefined ? `≥ ${prop.minimum}` : "",
-    prop.maximum !== undefined ? `≤ ${prop.maximum}` : "",
-  ].filter((b) => b !== "");
-  return bounds.length > 0 ? `${prop.type} ${bounds.join(" ")}` : prop.type;
-}
-
 function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "number" && Number.isInteger(value)) return `the number ${value}`;
-  if (typeof value === "string") return `a string`;
-  return article(typeof value);
-}
-
-function article(type: string): string {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,7 +1,9 @@
 /**
  * The tool port. Tools register themselves in a ToolRegistry; every call goes through one
- * boundary (ToolRegistry.execute) that validates arguments, caps result size and formats errors.
+ * boundary (ToolRegistry.execute) that validates arguments, caps result size and formats errors
+ * (a tool throws a ToolError, tool-error.ts, for a failure the model can act on).
  */
+import type { z } from "zod";
 
 /** What a tool sees of the run that called it. */
 export interface ToolContext {
@@ -18,37 +20,30 @@ export interface ToolOutput {
   isError?: boolean;
 }
 
-/** One tool. `parameters` is a JSON Schema (type: object) the boundary validates against. */
-export interface Tool {
+/**
+ * The schema a tool declares its arguments with: a zod object, because both vendors require
+ * the tool input to be a JSON object (`type: "object"`).
+ */
+export type ToolParameters = z.ZodObject;
+
+/**
+ * One tool. The boundary validates the model's arguments with `parameters` before `run` sees
+ * them, and sends its JSON Schema (`z.toJSONSchema`, input side) to the model. Declare it with
+ * `z.strictObject` so a misspelt property is reported to the model instead of silently dropped;
+ * put what the model should know about a field in `.describe(...)`.
+ */
+export interface Tool<P extends ToolParameters = ToolParameters> {
   name: string;
   description: string;
-  parameters: JsonSchemaObject;
-  run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
+  parameters: P;
+  /** Receives the parsed arguments: defaults applied, types as declared. */
+  run(args: z.output<P>, ctx: ToolContext): Promise<ToolOutput>;
 }
 
-/** The subset of JSON Schema the boundary validates. */
-export interface JsonSchemaObject {
-  type: "object";
-  properties: Record<string, JsonSchemaProperty>;
-  required?: string[];
-  additionalProperties?: boolean;
-}
-
-export interface JsonSchemaProperty {
-  type: "string" | "number" | "integer" | "boolean" | "array" | "object";
-  description?: string;
-  enum?: string[];
-  items?: JsonSchemaProperty;
-  minimum?: number;
-  maximum?: number;
-}
-
-/** A tool error the model can act on: a stable code and a message that lists what is valid. */
-export class ToolError extends Error {
-  readonly code: "unknown_tool" | "invalid_arguments" | "path_outside_workspace" | "not_found" | "failed";
-  constructor(code: ToolError["code"], message: string, options: { cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.name = "ToolError";
-    this.code = code;
-  }
-}
+/** Why a tool call failed, as the model is told (`error (<code>): …`); see ToolError. */
+export type ToolErrorCode =
+  | "unknown_tool"
+  | "invalid_arguments"
+  | "path_outside_workspace"
+  | "not_found"
+  | "failed";

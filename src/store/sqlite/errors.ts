@@ -4,7 +4,7 @@
  */
 import { accessSync, constants } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { StoreError } from "../types.js";
+import { StoreError } from "../store-error.js";
 
 interface ErrorRule {
   /** better-sqlite3 result codes (extended codes match their base) or Node errno codes. */

@@ -4,15 +4,10 @@
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
 import type { InboundMessage } from "../../channels/types.js";
-import {
-  COMMAND_REASON_PREFIX,
-  type InboxRecord,
-  type InboxRepo,
-  type InboxState,
-  NOT_MENTIONED,
-  type RejectedCounts,
-} from "../types.js";
+import type { InboxRecord, InboxRepo, InboxState, RejectedCounts, SessionFence } from "../types.js";
+import { COMMAND_REASON_PREFIX, NOT_MENTIONED } from "../reasons.js";
 import { guard } from "./errors.js";
+import type { SqliteLeaseRepo } from "./lease-repo.js";
 import type { SqliteTranscriptRepo } from "./transcript-repo.js";
 
 /** The replied-to text kept in a user event: enough to know what is meant. */
@@ -26,6 +21,8 @@ interface InboxRow {
   state: InboxState;
   attempts: number;
   run_id: string | null;
+  owner: string | null;
+  lease_until: number | null;
   error: string | null;
   received_at: number;
   updated_at: number;
@@ -51,19 +48,34 @@ export function inboxDedupeKey(message: InboundMessage): string {
   return `${message.channel}:${message.accountId}:${message.chatId}:${message.platformMessageId}`;
 }
 
+/** A claim's owner and lease, as written on the rows it takes. */
+interface ClaimLease {
+  owner: string | null;
+  until: number;
+}
+
 /**
  * InboxRepo over one better-sqlite3 connection. State changes only apply from the states the
  * contract names (markQueued and reject only touch `received` rows); anything else is a no-op,
- * so a late or repeated call cannot move a row backwards.
+ * so a late or repeated call cannot move a row backwards. A row carries an owner and a lease
+ * only while `running`; every way out of `running` clears both.
  */
 export class SqliteInboxRepo implements InboxRepo {
   readonly #path: string;
   readonly #transcript: SqliteTranscriptRepo;
+  readonly #leases: SqliteLeaseRepo;
   readonly #receiveTx: Transaction<
     (message: InboundMessage, sessionKey: string, now: number, state: "received" | "queued") => Received
   >;
   readonly #claimTx: Transaction<
-    (sessionKey: string, sessionId: string, runId: string, all: boolean, now: number) => InboxRecord[]
+    (
+      sessionKey: string,
+      sessionId: string,
+      runId: string,
+      all: boolean,
+      lease: SessionFence | undefined,
+      now: number,
+    ) => InboxRecord[]
   >;
   readonly #insert: Statement<
     [{ dedupeKey: string; sessionKey: string; message: string; state: "received" | "queued"; now: number }],
@@ -74,10 +86,13 @@ export class SqliteInboxRepo implements InboxRepo {
   readonly #toQueued: Statement<[number, number]>;
   readonly #toRejected: Statement<[string, number, number]>;
   readonly #queuedOf: Statement<[string, number], InboxRow>;
-  readonly #toRunning: Statement<[string, number, number]>;
+  readonly #toRunning: Statement<
+    [{ runId: string; owner: string | null; until: number; now: number; id: number }]
+  >;
   readonly #unfinished: Statement<[], InboxRow>;
   readonly #requeue: Statement<[number]>;
-  readonly #queuedSessions: Statement<[], { session_key: string }>;
+  readonly #requeueExpired: Statement<[{ now: number }], InboxRow>;
+  readonly #queuedSessions: Statement<[{ owner: string | null; now: number }], { session_key: string }>;
   readonly #countByState: Statement<[], { state: InboxState; n: number }>;
   readonly #countRejected: Statement<
     { commandPrefix: string; notMentioned: string },
@@ -86,9 +101,10 @@ export class SqliteInboxRepo implements InboxRepo {
   readonly #groupContext: Statement<{ sessionKey: string; reason: string; limit: number }, InboxRow>;
   readonly #finish: Statement<[InboxState, string | null, number, number, string]>;
 
-  constructor(db: Database, path: string, transcript: SqliteTranscriptRepo) {
+  constructor(db: Database, path: string, transcript: SqliteTranscriptRepo, leases: SqliteLeaseRepo) {
     this.#path = path;
     this.#transcript = transcript;
+    this.#leases = leases;
     this.#insert = db.prepare(
       `INSERT INTO inbox (dedupe_key, session_key, message, state, attempts, received_at, updated_at)
        VALUES (@dedupeKey, @sessionKey, @message, @state, 0, @now, @now)
@@ -108,19 +124,33 @@ export class SqliteInboxRepo implements InboxRepo {
       "SELECT * FROM inbox WHERE session_key = ? AND state = 'queued' ORDER BY id LIMIT ?",
     );
     this.#toRunning = db.prepare(
-      `UPDATE inbox SET state = 'running', run_id = ?, attempts = attempts + 1, updated_at = ?
-       WHERE id = ? AND state = 'queued'`,
+      `UPDATE inbox SET state = 'running', run_id = @runId, owner = @owner, lease_until = @until,
+         attempts = attempts + 1, updated_at = @now
+       WHERE id = @id AND state = 'queued'`,
     );
+    // `+id`: sort the few unfinished rows found on inbox_unfinished (keyed by session since v5)
+    // rather than walk the whole table in id order.
     this.#unfinished = db.prepare(
-      "SELECT * FROM inbox WHERE state IN ('received', 'queued', 'running') ORDER BY id",
+      "SELECT * FROM inbox WHERE state IN ('received', 'queued', 'running') ORDER BY +id",
     );
-    // The IN term lets the planner use the partial index inbox_unfinished.
+    // The IN terms let the planner use the partial index inbox_unfinished.
     this.#requeue = db.prepare(
-      `UPDATE inbox SET state = 'queued', updated_at = ?
+      `UPDATE inbox SET state = 'queued', owner = NULL, lease_until = NULL, updated_at = ?
        WHERE state IN ('received', 'queued', 'running') AND state = 'running'`,
     );
+    this.#requeueExpired = db.prepare(
+      `UPDATE inbox SET state = 'queued', owner = NULL, lease_until = NULL, updated_at = @now
+       WHERE state IN ('received', 'queued', 'running') AND state = 'running' AND IFNULL(lease_until, 0) <= @now
+       RETURNING *`,
+    );
+    // With an owner: not the sessions another owner holds at @now.
     this.#queuedSessions = db.prepare(
-      "SELECT session_key FROM inbox WHERE state = 'queued' GROUP BY session_key ORDER BY MIN(id)",
+      `SELECT i.session_key FROM inbox i
+       WHERE i.state = 'queued'
+         AND (@owner IS NULL OR NOT EXISTS (
+           SELECT 1 FROM session_leases l
+           WHERE l.session_key = i.session_key AND l.owner <> @owner AND l.lease_until > @now))
+       GROUP BY i.session_key ORDER BY MIN(i.id)`,
     );
     this.#countByState = db.prepare("SELECT state, COUNT(*) AS n FROM inbox GROUP BY state");
     // substr, not LIKE: LIKE ignores case and treats _ and % in the prefix as wildcards.
@@ -139,7 +169,7 @@ export class SqliteInboxRepo implements InboxRepo {
         ORDER BY id DESC LIMIT @limit`,
     );
     this.#finish = db.prepare(
-      `UPDATE inbox SET state = ?, error = ?, updated_at = ?
+      `UPDATE inbox SET state = ?, error = ?, owner = NULL, lease_until = NULL, updated_at = ?
        WHERE id = ? AND state = 'running' AND run_id = ?`,
     );
     this.#receiveTx = db.transaction(
@@ -159,13 +189,24 @@ export class SqliteInboxRepo implements InboxRepo {
       },
     );
     this.#claimTx = db.transaction(
-      (sessionKey: string, sessionId: string, runId: string, all: boolean, now: number): InboxRecord[] => {
+      (
+        sessionKey: string,
+        sessionId: string,
+        runId: string,
+        all: boolean,
+        lease: SessionFence | undefined,
+        now: number,
+      ): InboxRecord[] => {
+        const claim = this.#claimLease(sessionKey, lease, now);
+        if (!claim) return [];
         const claimed = this.#queuedOf.all(sessionKey, all ? -1 : 1).map((row) => {
-          this.#toRunning.run(runId, now, row.id);
+          this.#toRunning.run({ runId, owner: claim.owner, until: claim.until, now, id: row.id });
           return toInboxRecord({
             ...row,
             state: "running",
             run_id: runId,
+            owner: claim.owner,
+            lease_until: claim.until,
             attempts: row.attempts + 1,
             updated_at: now,
           });
@@ -213,10 +254,12 @@ export class SqliteInboxRepo implements InboxRepo {
     sessionKey: string,
     sessionId: string,
     runId: string,
-    options: { all: boolean },
+    options: { all: boolean; lease?: SessionFence },
     now: number,
   ): Promise<InboxRecord[]> {
-    return guard(this.#path, () => this.#claimTx.immediate(sessionKey, sessionId, runId, options.all, now));
+    return guard(this.#path, () =>
+      this.#claimTx.immediate(sessionKey, sessionId, runId, options.all, options.lease, now),
+    );
   }
 
   async get(id: number): Promise<InboxRecord | undefined> {
@@ -230,12 +273,23 @@ export class SqliteInboxRepo implements InboxRepo {
     return guard(this.#path, () => this.#unfinished.all().map(toInboxRecord));
   }
 
+  async requeueExpired(now: number): Promise<InboxRecord[]> {
+    return guard(this.#path, () =>
+      this.#requeueExpired
+        .all({ now })
+        .map(toInboxRecord)
+        .sort((a, b) => a.id - b.id),
+    );
+  }
+
+  /** @deprecated See InboxRepo.requeueInterrupted. */
   async requeueInterrupted(now: number): Promise<number> {
     return guard(this.#path, () => this.#requeue.run(now).changes);
   }
 
-  async sessionsWithQueued(): Promise<string[]> {
-    return guard(this.#path, () => this.#queuedSessions.all().map((r) => r.session_key));
+  async sessionsWithQueued(claimableBy?: { owner: string; now: number }): Promise<string[]> {
+    const params = { owner: claimableBy?.owner ?? null, now: claimableBy?.now ?? 0 };
+    return guard(this.#path, () => this.#queuedSessions.all(params).map((r) => r.session_key));
   }
 
   async groupContext(sessionKey: string, limit: number): Promise<InboxRecord[]> {
@@ -281,6 +335,17 @@ export class SqliteInboxRepo implements InboxRepo {
     return row?.state === "running" && row.run_id === runId;
   }
 
+  /**
+   * Who a claim's rows belong to: the lease holder and its session lease's expiry, or (no
+   * lease: one process only) nobody, with a lease already over. Undefined: `lease` does not
+   * hold the session at `now`, so nothing may be claimed.
+   */
+  #claimLease(sessionKey: string, lease: SessionFence | undefined, now: number): ClaimLease | undefined {
+    if (!lease) return { owner: null, until: 0 };
+    const until = this.#leases.heldUntilInTransaction(sessionKey, lease, now);
+    return until === undefined ? undefined : { owner: lease.owner, until };
+  }
+
   /** For commitTurn, inside its transaction: running (under `runId`) → final state. */
   finishInTransaction(
     id: number,
@@ -302,6 +367,8 @@ function toInboxRecord(row: InboxRow): InboxRecord {
     state: row.state,
     attempts: row.attempts,
     runId: row.run_id,
+    owner: row.owner,
+    leaseUntil: row.lease_until,
     error: row.error,
     receivedAt: row.received_at,
     updatedAt: row.updated_at,

@@ -3,7 +3,7 @@
  * migrations to the end of MIGRATIONS; never edit one that has shipped.
  */
 import type { Database } from "better-sqlite3";
-import { StoreError } from "../types.js";
+import { StoreError } from "../store-error.js";
 
 /** One schema step: `version` is the user_version the database has after `sql` ran. */
 export interface Migration {
@@ -188,6 +188,67 @@ export const MIGRATIONS: readonly Migration[] = [
       UPDATE inbox SET dedupe_key =
         json_extract(message, '$.channel') || ':' || json_extract(message, '$.accountId') || ':' ||
         json_extract(message, '$.chatId') || ':' || json_extract(message, '$.platformMessageId');
+    `,
+  },
+  {
+    version: 5,
+    name: "owners, leases and fences; mailbox cursors",
+    // Several processes may share the store: running inbox rows and sending outbox rows carry
+    // their owner and lease expiry, a session is run under a lease with a fence number, and the
+    // HTTP mailbox is read by a per-recipient cursor instead of ids (see types.ts).
+    //
+    // No index is added on the owner or lease columns: the rows that carry them (running,
+    // sending) are already the partial indexes inbox_unfinished and outbox_chat_unsent, which
+    // renewal and takeover scan, and a lease renewal then writes table pages only. Rows running
+    // or sending from before the upgrade have no owner and an expired lease (0): the next start
+    // takes them over, as it always did.
+    //
+    // Mailbox cursors of rows already sent are their ids, and each mailbox's counter starts at
+    // its largest id, so an `after` a client kept from before the upgrade still means the same.
+    sql: `
+      ALTER TABLE inbox ADD COLUMN owner TEXT;
+      ALTER TABLE inbox ADD COLUMN lease_until INTEGER;
+      UPDATE inbox SET lease_until = 0
+        WHERE state IN ('received', 'queued', 'running') AND state = 'running';
+      -- Keyed by session now: acquiring and releasing a session requeue its running rows, a
+      -- seek instead of a walk over every unfinished row. Same rows, same writes as before.
+      DROP INDEX inbox_unfinished;
+      CREATE INDEX inbox_unfinished ON inbox (session_key, id) WHERE state IN ('received', 'queued', 'running');
+
+      ALTER TABLE outbox ADD COLUMN owner TEXT;
+      ALTER TABLE outbox ADD COLUMN lease_until INTEGER;
+      ALTER TABLE outbox ADD COLUMN mailbox_cursor INTEGER;
+      UPDATE outbox SET lease_until = 0
+        WHERE state IN ('pending', 'sending') AND state = 'sending';
+      UPDATE outbox SET mailbox_cursor = id WHERE state = 'sent' AND recipient_id IS NOT NULL;
+
+      -- One row per session key ever leased; a release clears the owner and keeps the fence.
+      CREATE TABLE session_leases (
+        session_key TEXT PRIMARY KEY,
+        owner TEXT,
+        lease_until INTEGER NOT NULL,
+        fence INTEGER NOT NULL CHECK (fence > 0)
+      ) WITHOUT ROWID;
+      -- renew: one owner's leases. Released leases leave it; renewing writes no index page.
+      CREATE INDEX session_leases_owner ON session_leases (owner) WHERE owner IS NOT NULL;
+
+      -- The last cursor handed out per mailbox; bumped in the transaction that sends a row.
+      CREATE TABLE mailboxes (
+        channel TEXT NOT NULL,
+        recipient_id TEXT NOT NULL,
+        last_cursor INTEGER NOT NULL,
+        PRIMARY KEY (channel, recipient_id)
+      ) WITHOUT ROWID;
+      INSERT INTO mailboxes (channel, recipient_id, last_cursor)
+        SELECT channel, recipient_id, MAX(id) FROM outbox
+        WHERE mailbox_cursor IS NOT NULL GROUP BY channel, recipient_id;
+
+      -- listMailbox: one recipient's mailbox in cursor order. Replaces the v3 index on ids and
+      -- holds the same rows (sent, with a recipient); the counter row above is the one page a
+      -- send to a recipient writes in addition.
+      DROP INDEX outbox_mailbox;
+      CREATE UNIQUE INDEX outbox_mailbox ON outbox (channel, recipient_id, mailbox_cursor)
+        WHERE mailbox_cursor IS NOT NULL;
     `,
   },
 ];

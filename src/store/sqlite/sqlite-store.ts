@@ -1,11 +1,13 @@
 /**
  * The SQLite Store: the repositories over one better-sqlite3 connection, and commitTurn,
- * which writes a turn's end across several of them in one transaction.
+ * which writes a turn's end across several of them in one transaction. Several connections
+ * (processes) may share one database file: ownership is in the rows (see types.ts).
  */
 import type { Database, Transaction } from "better-sqlite3";
 import type { CommitTurn, OutboxInsert, Store } from "../types.js";
 import { guard } from "./errors.js";
 import { SqliteInboxRepo } from "./inbox-repo.js";
+import { SqliteLeaseRepo } from "./lease-repo.js";
 import { SqliteOutboxRepo } from "./outbox-repo.js";
 import { SqliteRunRepo } from "./run-repo.js";
 import { SqliteSessionRepo } from "./session-repo.js";
@@ -26,6 +28,7 @@ export class SqliteStore implements Store {
   readonly runs: SqliteRunRepo;
   readonly usage: SqliteUsageRepo;
   readonly pairing: SqlitePairingRepo;
+  readonly leases: SqliteLeaseRepo;
   readonly #db: Database;
   readonly #path: string;
   readonly #schemaVersion: number;
@@ -54,8 +57,9 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#path = path;
     this.#schemaVersion = schemaVersion;
-    this.transcript = new SqliteTranscriptRepo(db, path);
-    this.inbox = new SqliteInboxRepo(db, path, this.transcript);
+    this.leases = new SqliteLeaseRepo(db, path);
+    this.transcript = new SqliteTranscriptRepo(db, path, this.leases);
+    this.inbox = new SqliteInboxRepo(db, path, this.transcript, this.leases);
     this.outbox = new SqliteOutboxRepo(db, path, redact);
     this.sessions = new SqliteSessionRepo(db, path);
     this.runs = new SqliteRunRepo(db, path);
@@ -84,6 +88,8 @@ export class SqliteStore implements Store {
   /**
    * See CommitTurn. Also refuses a run id that was committed before (a turn without inbox
    * rows could otherwise be committed twice). Outbox rows get `inboxId` = the last inbox id.
+   * The fence is checked inside the write transaction, so a grant to another owner is either
+   * before it (refused) or after it (the new holder sees the committed turn).
    */
   async commitTurn(turn: CommitTurn, now: number): Promise<boolean> {
     return guard(this.#path, () => this.#commitTx.immediate(turn, now));
@@ -102,6 +108,7 @@ export class SqliteStore implements Store {
   #commit(raw: CommitTurn, now: number): boolean {
     const turn = this.#redacted(raw);
     const inboxIds = [...new Set(turn.inboxIds)];
+    if (turn.lease && !this.leases.isCurrentInTransaction(turn.sessionKey, turn.lease)) return false;
     if (!inboxIds.every((id) => this.inbox.isRunningUnder(id, turn.runId))) return false;
     if (this.runs.existsInTransaction(turn.run.runId)) return false;
     this.transcript.appendInTransaction(turn.sessionKey, turn.sessionId, turn.runId, turn.events, now);

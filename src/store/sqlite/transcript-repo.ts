@@ -3,8 +3,9 @@
  * carries its inbox id, and a partial unique index keeps it to one per inbox row, ever.
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
-import type { TranscriptEvent, TranscriptPayload, TranscriptRepo } from "../types.js";
+import type { SessionFence, TranscriptEvent, TranscriptPayload, TranscriptRepo } from "../types.js";
 import { guard } from "./errors.js";
+import type { SqliteLeaseRepo } from "./lease-repo.js";
 
 interface TranscriptRow {
   id: number;
@@ -40,13 +41,19 @@ const TAIL_CACHE_SESSIONS = 128;
  * TranscriptRepo over one better-sqlite3 connection.
  *
  * `tail` keeps the last tail read per session id (LRU) and afterwards reads only the rows
- * appended since, so a turn parses two new events instead of the whole window. That is sound
- * because the transcript is append-only, ids only grow, and reads happen outside transactions,
- * so the cache only ever holds committed rows. Nothing deletes or rewrites transcript rows;
- * whatever starts to (compaction) must drop this cache.
+ * appended since (`id >` the last id read), so a turn parses two new events instead of the whole
+ * window. That is sound because the transcript is append-only, reads happen outside
+ * transactions (the cache only ever holds committed rows), and no row of a session can commit
+ * after a row of that session with a higher id: in SQLite ids are taken under the one write
+ * lock, and on any engine a session's writers are one lease holder at a time (claim, append and
+ * commitTurn carry its fence, and a new holder's grant waits for the old holder's writes). A
+ * writer without a fence (deprecated) in a second process could break that on a server
+ * database. Nothing deletes or rewrites transcript rows; whatever starts to (compaction) must
+ * drop this cache.
  */
 export class SqliteTranscriptRepo implements TranscriptRepo {
   readonly #path: string;
+  readonly #leases: SqliteLeaseRepo;
   readonly #tails = new Map<string, CachedTail>();
   readonly #since: Statement<[string, string, number], TranscriptRow>;
   readonly #appendTx: Transaction<
@@ -56,13 +63,15 @@ export class SqliteTranscriptRepo implements TranscriptRepo {
       runId: string | null,
       payloads: TranscriptPayload[],
       now: number,
-    ) => void
+      lease: SessionFence | undefined,
+    ) => boolean
   >;
   readonly #insert: Statement<[TranscriptInsert]>;
   readonly #tail: Statement<[string, string, number], TranscriptRow>;
 
-  constructor(db: Database, path: string) {
+  constructor(db: Database, path: string, leases: SqliteLeaseRepo) {
     this.#path = path;
+    this.#leases = leases;
     // The conflict target names the partial index, so only a repeated user event is skipped;
     // any other constraint failure still raises.
     this.#insert = db.prepare(
@@ -86,19 +95,44 @@ export class SqliteTranscriptRepo implements TranscriptRepo {
         runId: string | null,
         payloads: TranscriptPayload[],
         now: number,
-      ) => this.appendInTransaction(sessionKey, sessionId, runId, payloads, now),
+        lease: SessionFence | undefined,
+      ) => {
+        if (lease && !this.#leases.isCurrentInTransaction(sessionKey, lease)) return false;
+        this.appendInTransaction(sessionKey, sessionId, runId, payloads, now);
+        return true;
+      },
     );
   }
 
   /** Appends in order; a user event for an inbox id that already has one is skipped. */
+  append(
+    sessionKey: string,
+    sessionId: string,
+    runId: string | null,
+    payloads: TranscriptPayload[],
+    now: number,
+  ): Promise<void>;
+  /** As above, only while `lease` is the session's holder and fence; false (nothing written) if not. */
+  append(
+    sessionKey: string,
+    sessionId: string,
+    runId: string | null,
+    payloads: TranscriptPayload[],
+    now: number,
+    lease: SessionFence,
+  ): Promise<boolean>;
   async append(
     sessionKey: string,
     sessionId: string,
     runId: string | null,
     payloads: TranscriptPayload[],
     now: number,
-  ): Promise<void> {
-    guard(this.#path, () => this.#appendTx.immediate(sessionKey, sessionId, runId, payloads, now));
+    lease?: SessionFence,
+    // biome-ignore lint/suspicious/noConfusingVoidType: implements a void overload and a boolean one
+  ): Promise<boolean | void> {
+    return guard(this.#path, () =>
+      this.#appendTx.immediate(sessionKey, sessionId, runId, payloads, now, lease),
+    );
   }
 
   async tail(sessionKey: string, sessionId: string, limit: number): Promise<TranscriptEvent[]> {

@@ -7,7 +7,8 @@ import type { ChannelContractOptions, ChannelHarness } from "../../contract/chan
 import { readMarkdownChunk } from "../../contract/channel-contract.js";
 import { HttpChannel } from "../../../src/channels/http/http-channel.js";
 import type { AcceptResult, AnswerSource, InboundSink } from "../../../src/channels/types.js";
-import { GatewayHttpServer } from "../../../src/gateway/http-server.js";
+import { gatewayErrorStatus } from "../../../src/gateway/error-status.js";
+import { GatewayHttpServer } from "../../../src/http/server.js";
 import { silentLogger } from "../../../src/util/logger.js";
 
 /** The sender the contract writes as (a valid HTTP sender name). */
@@ -39,7 +40,12 @@ export async function startHttpChannelHarness(
   which: "http" | "console",
   sink: InboundSink,
 ): Promise<ChannelHarness> {
-  const server = new GatewayHttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
+  const server = new GatewayHttpServer({
+    host: "127.0.0.1",
+    port: 0,
+    logger: silentLogger(),
+    errorStatus: gatewayErrorStatus,
+  });
   const http = new HttpChannel({
     name: "http",
     server,

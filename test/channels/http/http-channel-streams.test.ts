@@ -12,7 +12,8 @@ import type {
   InboundMessage,
   InboundSink,
 } from "../../../src/channels/types.js";
-import { GatewayHttpServer } from "../../../src/gateway/http-server.js";
+import { gatewayErrorStatus } from "../../../src/gateway/error-status.js";
+import { GatewayHttpServer } from "../../../src/http/server.js";
 import { silentLogger } from "../../../src/util/logger.js";
 
 type Answer = Awaited<ReturnType<AnswerSource["waitForAnswer"]>>;
@@ -72,7 +73,12 @@ afterEach(async () => {
 });
 
 async function setup() {
-  server = new GatewayHttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
+  server = new GatewayHttpServer({
+    host: "127.0.0.1",
+    port: 0,
+    logger: silentLogger(),
+    errorStatus: gatewayErrorStatus,
+  });
   const gateway = new ScriptedGateway();
   const channel = new HttpChannel({
     name: "http",

@@ -4,8 +4,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpChannel } from "../../../src/channels/http/http-channel.js";
-import { type AnswerSource, type InboundSink, SinkUnavailableError } from "../../../src/channels/types.js";
-import { GatewayHttpServer } from "../../../src/gateway/http-server.js";
+import type { AnswerSource, InboundSink } from "../../../src/channels/types.js";
+import { SinkUnavailableError } from "../../../src/channels/errors.js";
+import { gatewayErrorStatus } from "../../../src/gateway/error-status.js";
+import { GatewayHttpServer } from "../../../src/http/server.js";
 import { silentLogger } from "../../../src/util/logger.js";
 
 const noAnswers: AnswerSource = {
@@ -21,7 +23,12 @@ afterEach(async () => {
 });
 
 async function setup(sink: InboundSink, answers: AnswerSource = noAnswers, keepAliveMs?: number) {
-  server = new GatewayHttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
+  server = new GatewayHttpServer({
+    host: "127.0.0.1",
+    port: 0,
+    logger: silentLogger(),
+    errorStatus: gatewayErrorStatus,
+  });
   const channel = new HttpChannel({
     name: "http",
     server,

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../../fakes/telegram-bot-api.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../../helpers/test-gateway.js";
+import { until } from "../../helpers/until.js";
 
 const TOKEN = "345678:AAaccess-token-for-the-fake-bot-api-0";
 const BOT = { token: TOKEN, id: 345678, username: "access_bot", firstName: "Access" };
@@ -65,13 +66,8 @@ const dm = (from: typeof ANN, text: string) => ({
 
 /** Waits until the bot has sent `n` messages to a chat; returns their texts in order. */
 async function botSays(fake: FakeTelegramBotApi, chatId: number, n: number): Promise<string[]> {
-  const t0 = Date.now();
-  for (;;) {
-    const sent = fake.sentMessages({ chatId });
-    if (sent.length >= n) return sent.map((m) => m.text ?? "");
-    if (Date.now() - t0 > 10_000) throw new Error(`bot sent ${sent.length} of ${n} messages to ${chatId}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(() => fake.sentMessages({ chatId }).length >= n, `${n} messages to ${chatId}`);
+  return fake.sentMessages({ chatId }).map((m) => m.text ?? "");
 }
 
 /**
@@ -242,9 +238,7 @@ describe("Telegram chat commands", () => {
     // Each answer is an outbox notice, recorded as sent (just after Telegram took it).
     const notices = async () =>
       (await gw.running.store.outbox.listByState("sent", 10)).filter((r) => r.kind === "notice");
-    const t0 = Date.now();
-    while ((await notices()).length < 3 && Date.now() - t0 < 5_000)
-      await new Promise((r) => setTimeout(r, 10));
+    await until(async () => (await notices()).length >= 3, "three notices recorded as sent");
     expect(await notices()).toHaveLength(3);
     const helpSend = tg.calls.find(
       (c) => c.method === "sendMessage" && String(c.params.text).includes("/new — start a fresh session"),

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../../fakes/telegram-bot-api.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../../helpers/test-gateway.js";
+import { until } from "../../helpers/until.js";
 
 const ALPHA = { token: "111111:AAalpha-token-for-the-fake-bot-api", id: 111111, username: "alpha_bot" };
 const BETA = { token: "222222:BBbeta-token-for-the-fake-bot-api0", id: 222222, username: "beta_bot" };
@@ -72,13 +73,8 @@ async function startProxy(target: () => string | undefined): Promise<string> {
 }
 
 async function botSays(fake: FakeTelegramBotApi, filter: { token?: string; chatId: number }, n: number) {
-  const t0 = Date.now();
-  for (;;) {
-    const sent = fake.sentMessages(filter);
-    if (sent.length >= n) return sent.map((m) => m.text ?? "");
-    if (Date.now() - t0 > 10_000) throw new Error(`bot sent ${sent.length} of ${n} messages`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(() => fake.sentMessages(filter).length >= n, `${n} messages to ${filter.chatId}`);
+  return fake.sentMessages(filter).map((m) => m.text ?? "");
 }
 
 describe("Telegram with several bot accounts", () => {

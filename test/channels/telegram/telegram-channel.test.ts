@@ -12,17 +12,13 @@ import {
   TelegramChannel,
   type TelegramChannelOptions,
 } from "../../../src/channels/telegram/telegram-channel.js";
-import {
-  type AcceptResult,
-  ChannelSendError,
-  type InboundMessage,
-  type InboundSink,
-  SinkUnavailableError,
-} from "../../../src/channels/types.js";
+import type { AcceptResult, InboundMessage, InboundSink } from "../../../src/channels/types.js";
+import { ChannelSendError, SinkUnavailableError } from "../../../src/channels/errors.js";
 import { commandList } from "../../../src/gateway/commands.js";
+import { ManualClock } from "../../../src/util/clock.js";
 import { createLogger } from "../../../src/util/logger.js";
 import { FakeTelegramBotApi } from "../../fakes/telegram-bot-api.js";
-import { until } from "../../helpers/until.js";
+import { until, untilAdvancing } from "../../helpers/until.js";
 
 const TOKEN = "777001:AAchannel-test-token-for-the-fake-api";
 const BOT = { token: TOKEN, id: 777001, username: "unit_bot", firstName: "Unit" };
@@ -67,8 +63,13 @@ afterEach(async () => {
   workspaceDir = undefined;
 });
 
+/**
+ * The channel and the fake on one ManualClock: the channel's waits (backoffs, conflict waits,
+ * download limits, preview edits) pass only when a test moves it; the fake stamps calls with it.
+ */
 async function setup(options: Partial<TelegramChannelOptions> = {}) {
-  const fake = new FakeTelegramBotApi();
+  const clock = new ManualClock();
+  const fake = new FakeTelegramBotApi({ now: () => clock.now() });
   await fake.start();
   fake.addBot(BOT);
   tg = fake;
@@ -92,46 +93,53 @@ async function setup(options: Partial<TelegramChannelOptions> = {}) {
     pollTimeoutSeconds: 5,
     commands: commandList(),
     logger,
-    retryBaseMs: 10,
+    clock,
+    random: () => 1,
     ...options,
   });
   channel = made;
-  return { tg: fake, channel: made, sink, logs, workspaceDir };
+  return { tg: fake, channel: made, sink, logs, workspaceDir, clock };
 }
 
 describe("Telegram updates that fail", () => {
   it("skips an update its own code cannot map after a few attempts, logging its id, and keeps going", async () => {
-    const { tg, channel, sink, logs } = await setup();
+    const { tg, channel, sink, logs, clock } = await setup();
     // A message without a chat: mapping it throws (Telegram never sends this; a bug might).
     const bad = tg.pushUpdate(TOKEN, {
       message: { message_id: 1, date: 0, from: { ...ANN, is_bot: false }, text: "?" },
     });
     const good = tg.pushMessage(TOKEN, { chat: { id: BOB.id, type: "private" }, from: BOB, text: "hello" });
+    const start = clock.now();
     await channel.start(sink);
     await until(() => sink.accepted.length === 1, "the good update");
     expect(sink.accepted[0]?.text).toBe("hello");
-    await until(() => logs.some((l) => l.updateId === bad && /giving up/.test(l.msg)), "the skip");
+    await untilAdvancing(
+      clock,
+      () => logs.some((l) => l.updateId === bad && /giving up/.test(l.msg)),
+      "the skip",
+    );
     const skipped = logs.find((l) => l.updateId === bad && /giving up/.test(l.msg));
     expect(skipped?.level).toBe(50);
     expect(skipped?.attempts).toBe(3);
+    expect(clock.now() - start).toBe(500 + 1_000); // two backoffs (retryBaseMs 500, doubling)
     await tg.waitFor("getUpdates", (c) => Number(c.params.offset) > good.updateId);
     expect(tg.pendingUpdates(TOKEN)).toBe(0);
   });
 
   it("skips an update the sink keeps failing on for a reason other than the commit", async () => {
-    const { tg, channel, sink, logs } = await setup();
+    const { tg, channel, sink, logs, clock } = await setup();
     sink.fail = (m) => (m.text === "poison" ? new TypeError("a bug in routing") : undefined);
     const bad = tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "poison" });
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "next" });
     await channel.start(sink);
-    await until(() => sink.accepted.length === 1, "the next update");
+    await untilAdvancing(clock, () => sink.accepted.length === 1, "the next update");
     expect(sink.accepted.map((m) => m.text)).toEqual(["next"]);
     expect(sink.attempts.filter((m) => m.text === "poison")).toHaveLength(3);
     expect(logs.some((l) => l.updateId === bad.updateId && l.level === 50)).toBe(true);
   });
 
   it("retries a failed commit until it succeeds, leaving the update unconfirmed meanwhile", async () => {
-    const { tg, channel, sink } = await setup();
+    const { tg, channel, sink, clock } = await setup();
     const pendingWhileFailing: number[] = [];
     sink.fail = (_m, n) => {
       if (n > 5) return undefined;
@@ -148,7 +156,7 @@ describe("Telegram updates that fail", () => {
       text: "keep me",
     });
     await channel.start(sink);
-    await until(() => sink.accepted.length === 1, "the commit");
+    await untilAdvancing(clock, () => sink.accepted.length === 1, "the commit");
     expect(pendingWhileFailing).toEqual([1, 1, 1, 1, 1]);
     expect(sink.attempts).toHaveLength(6);
     await tg.waitFor("getUpdates", (c) => Number(c.params.offset) > pushed.updateId);
@@ -173,7 +181,7 @@ describe("Telegram polling errors", () => {
   });
 
   it("backs off long on 409 instead of spinning, then resumes", async () => {
-    const { tg, channel, sink, logs } = await setup({ conflictBackoffMs: 300 });
+    const { tg, channel, sink, logs, clock } = await setup({ conflictBackoffMs: 30_000 });
     tg.injectFault({
       method: "getUpdates",
       errorCode: 409,
@@ -181,14 +189,22 @@ describe("Telegram polling errors", () => {
         "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
       times: 2,
     });
+    const conflicts = () =>
+      logs.filter((l) => l.level === 50 && /Another process is polling this bot/.test(l.msg)).length;
+    const polls = () => tg.calls.filter((c) => c.method === "getUpdates");
     await channel.start(sink);
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "after the conflict" });
+    for (let n = 1; n <= 2; n++) {
+      await until(() => conflicts() === n && clock.pendingTimers === 1, `conflict ${n} and its wait`);
+      clock.advance(29_999);
+      expect(polls()).toHaveLength(n); // still waiting: no poll in between
+      clock.advance(1);
+    }
     await until(() => sink.accepted.length === 1, "the message after the conflict");
-    const polls = tg.calls.filter((c) => c.method === "getUpdates");
-    expect((polls[1]?.timeMs ?? 0) - (polls[0]?.timeMs ?? 0)).toBeGreaterThanOrEqual(290);
-    expect((polls[2]?.timeMs ?? 0) - (polls[1]?.timeMs ?? 0)).toBeGreaterThanOrEqual(290);
-    const conflict = logs.filter((l) => l.level === 50 && /Another process is polling this bot/.test(l.msg));
-    expect(conflict).toHaveLength(2);
+    const [first, second, third] = polls();
+    expect((second?.timeMs ?? 0) - (first?.timeMs ?? 0)).toBe(30_000);
+    expect((third?.timeMs ?? 0) - (second?.timeMs ?? 0)).toBe(30_000);
+    expect(conflicts()).toBe(2);
   });
 
   it("reports a webhook Telegram refuses (400) as a configuration problem, without retrying", async () => {
@@ -262,7 +278,7 @@ describe("Telegram attachments", () => {
   });
 
   it("gives up a download that takes too long, while other chats' messages go through", async () => {
-    const { tg, channel, sink } = await setup({ downloadTimeoutMs: 300 });
+    const { tg, channel, sink, clock } = await setup({ downloadTimeoutMs: 300 });
     tg.addFile(TOKEN, { fileId: "slow", content: Buffer.from("slow"), filePath: "documents/slow.txt" });
     const hold = tg.holdMethod("getFile");
     tg.pushMessage(TOKEN, {
@@ -272,7 +288,12 @@ describe("Telegram attachments", () => {
     });
     tg.pushMessage(TOKEN, { chat: { id: BOB.id, type: "private" }, from: BOB, text: "not waiting" });
     await channel.start(sink);
-    await until(() => sink.accepted.length === 2, "both messages");
+    await until(() => sink.accepted.length === 1, "Bob's message");
+    await hold.reached();
+    clock.advance(299);
+    expect(sink.accepted).toHaveLength(1); // Ann's download still runs
+    clock.advance(1);
+    await until(() => sink.accepted.length === 2, "Ann's message, with a note");
     hold.release();
     // Bob's message (a later update, another chat) did not wait for Ann's download.
     expect(sink.accepted.map((m) => m.senderName)).toEqual(["Bob", "Ann"]);
@@ -308,11 +329,13 @@ describe("Telegram streaming previews", () => {
     fake.calls.filter((c) => c.method === "sendMessage" && c.params.parse_mode === undefined);
 
   it("never lets a partial edit land after the final text", async () => {
-    const { tg, channel, one } = await previewSetup();
+    const { tg, channel, one, clock } = await previewSetup();
     channel.streamDelta(one, "Hel");
     await tg.waitFor("sendMessage");
     const hold = tg.holdMethod("editMessageText", { times: 1 });
     channel.streamDelta(one, "lo wor");
+    await until(() => clock.pendingTimers === 1, "the preview's edit timer");
+    clock.advance(30); // the edit interval
     await hold.reached(); // the timer's partial edit is in flight
     const sending = channel.send(reply(one, "<b>Hello world</b>"));
     hold.release();

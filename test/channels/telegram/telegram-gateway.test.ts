@@ -6,9 +6,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { markdownToPlainText } from "../../../src/channels/telegram/format.js";
+import { ManualClock } from "../../../src/util/clock.js";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../../fakes/telegram-bot-api.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../../helpers/test-gateway.js";
+import { until } from "../../helpers/until.js";
 
 const TOKEN = "123456:AAtest-token-for-the-fake-bot-api-000";
 const BOT = { token: TOKEN, id: 123456, username: "switchyard_bot", firstName: "Switchyard" };
@@ -29,19 +31,27 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function setup(telegram: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+/** `clock`: the gateway's clock, which also stamps the fake's calls; default the system clock. */
+async function setup(
+  telegram: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+  clock?: ManualClock,
+) {
   sim = new ModelSimulator();
   await sim.start();
-  tg = new FakeTelegramBotApi();
+  tg = new FakeTelegramBotApi(clock ? { now: () => clock.now() } : {});
   await tg.start();
   tg.addBot(BOT);
-  gw = await startTestGateway({
-    ...simulatorConfig(sim, "anthropic"),
-    channels: {
-      telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], groups: [GROUP.id], ...telegram },
+  gw = await startTestGateway(
+    {
+      ...simulatorConfig(sim, "anthropic"),
+      channels: {
+        telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], groups: [GROUP.id], ...telegram },
+      },
+      ...extra,
     },
-    ...extra,
-  });
+    clock ? { clock } : {},
+  );
   return { sim, tg, gw };
 }
 
@@ -52,13 +62,13 @@ async function botSays(
   n: number,
   timeoutMs = 10_000,
 ): Promise<string[]> {
-  const t0 = Date.now();
-  for (;;) {
-    const sent = fake.sentMessages({ chatId });
-    if (sent.length >= n) return sent.map((m) => m.text ?? "");
-    if (Date.now() - t0 > timeoutMs) throw new Error(`bot sent ${sent.length} of ${n} messages to ${chatId}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(() => fake.sentMessages({ chatId }).length >= n, `${n} messages to ${chatId}`, timeoutMs);
+  return fake.sentMessages({ chatId }).map((m) => m.text ?? "");
+}
+
+/** Waits until a reply is dead in the gateway's store. */
+async function someReplyDead(gateway: TestGateway): Promise<void> {
+  await until(async () => (await gateway.running.store.outbox.countByState()).dead > 0, "a dead reply");
 }
 
 describe("Telegram channel", () => {
@@ -204,10 +214,7 @@ describe("Telegram channel", () => {
     });
     sim.script({ text: "rate limited forever" });
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "hi" });
-    const t0 = Date.now();
-    while ((await gw.running.store.outbox.countByState()).dead === 0 && Date.now() - t0 < 10_000) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await someReplyDead(gw);
     const [dead] = await gw.running.store.outbox.listByState("dead", 10);
     expect(dead?.attempts).toBe(3);
     expect(dead?.lastError).toMatch(/^rate_limit: 429 Too Many Requests/);
@@ -222,24 +229,31 @@ describe("Telegram channel", () => {
   });
 
   it("keeps the typing indicator alive while a long run works", async () => {
-    const { sim, tg } = await setup();
-    // 9 stream frames 700 ms apart: the run lasts over 5.5 s, longer than one typing indicator.
-    sim.script({ text: "a slow answer, streamed piece by piece", chunkDelayMs: 700 });
+    const clock = new ManualClock(Date.now());
+    const { sim, tg } = await setup({}, {}, clock);
+    sim.script({ hang: true }); // the model call runs until /stop
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "take your time" });
-    await tg.waitFor("sendMessage", (c) => String(c.params.chat_id) === String(ANN.id), 15_000);
-    const typing = tg.calls.filter(
-      (c) =>
-        c.method === "sendChatAction" &&
-        String(c.params.chat_id) === String(ANN.id) &&
-        c.params.action === "typing",
-    );
-    expect(typing.length).toBeGreaterThanOrEqual(2);
-    // Refreshed before Telegram's ~5 s indicator runs out.
-    expect((typing[1]?.timeMs ?? 0) - (typing[0]?.timeMs ?? 0)).toBeLessThan(5_000);
-  }, 20_000);
+    const typing = () =>
+      tg.calls.filter(
+        (c) =>
+          c.method === "sendChatAction" &&
+          String(c.params.chat_id) === String(ANN.id) &&
+          c.params.action === "typing",
+      );
+    await until(() => typing().length === 1 && sim.requests.length === 1, "the run and its first typing");
+    // Telegram shows an indicator for about 5 s: it must be refreshed before then.
+    clock.advance(4_999);
+    await until(() => typing().length >= 2, "the refreshed typing indicator");
+    const [first, second] = typing();
+    expect((second?.timeMs ?? 0) - (first?.timeMs ?? 0)).toBeLessThan(5_000);
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "/stop" });
+    expect(await botSays(tg, ANN.id, 2)).toContain("⏹ Stopped.");
+  });
 
   it("waits retry_after on a 429 and delivers the reply once", async () => {
-    const { sim, tg } = await setup();
+    const clock = new ManualClock(Date.now());
+    const { sim, tg, gw } = await setup({}, {}, clock);
+    const { store } = gw.running;
     tg.injectFault({
       method: "sendMessage",
       errorCode: 429,
@@ -248,10 +262,21 @@ describe("Telegram channel", () => {
     });
     sim.script({ text: "after the rate limit" });
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "hi" });
-    const t0 = Date.now();
+    // The 429 is recorded with Telegram's wait, and the outbox arms its timer for exactly then.
+    await until(async () => {
+      const [row] = await store.outbox.listByState("pending", 1);
+      return row?.attempts === 1 && clock.nextDueMs() === row.nextAttemptAt;
+    }, "the rate-limited reply waiting for its retry");
+    const [waiting] = await store.outbox.listByState("pending", 1);
+    expect(waiting?.nextAttemptAt).toBe(clock.now() + 1_000);
+    clock.advance(999);
+    expect(await store.outbox.countByState()).toMatchObject({ pending: 1, sent: 0 }); // not yet
+    clock.advance(1);
     expect(await botSays(tg, ANN.id, 1)).toEqual(["after the rate limit"]);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
-    await new Promise((r) => setTimeout(r, 300));
+    // Once: the one row is recorded sent and nothing is left to send.
+    await until(async () => (await store.outbox.countByState()).sent === 1, "the receipt");
+    expect(await store.outbox.countByState()).toMatchObject({ sent: 1, pending: 0, sending: 0 });
+    expect(tg.calls.filter((c) => c.method === "sendMessage")).toHaveLength(2); // the 429, the reply
     expect(tg.sentMessages({ chatId: ANN.id })).toHaveLength(1);
   });
 
@@ -274,10 +299,7 @@ describe("Telegram channel", () => {
     tg.blockChat(ANN.id);
     sim.script({ text: "you will never see this" });
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "hi" });
-    const t0 = Date.now();
-    while ((await gw.running.store.outbox.countByState()).dead === 0 && Date.now() - t0 < 10_000) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await someReplyDead(gw);
     const [dead] = await gw.running.store.outbox.listByState("dead", 1);
     expect(dead?.lastError).toMatch(/403 Forbidden: bot was blocked by the user \(chat 42\)/);
     expect(dead?.attempts).toBe(1); // the one failed attempt; never retried

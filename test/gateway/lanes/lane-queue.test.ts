@@ -1,15 +1,16 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GlobalLane } from "../../../src/gateway/lanes/global-lane.js";
 import { LaneQueue, type LaneQueueEvent } from "../../../src/gateway/lanes/lane-queue.js";
-import {
-  LaneAbortedError,
-  type LaneOrigin,
-  type LanePriority,
-  type LaneTask,
-  type LaneTaskContext,
+import type {
+  LaneOrigin,
+  LanePriority,
+  LaneTask,
+  LaneTaskContext,
 } from "../../../src/gateway/lanes/types.js";
+import { LaneAbortedError } from "../../../src/gateway/lanes/errors.js";
+import { ManualClock } from "../../../src/util/clock.js";
 
-/** Lets every pending promise callback run (real timers only). */
+/** Lets every pending promise callback run. */
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function deferred<T = void>() {
@@ -43,14 +44,12 @@ function gated(sessionKey: string, priority: LanePriority, name: string, log: st
   return { task, open: () => gate.resolve(), ctx: () => ctx as LaneTaskContext };
 }
 
+/** A queue and its pool on one ManualClock (nothing here waits on the wall clock). */
 function newQueue(extra: Partial<ConstructorParameters<typeof LaneQueue>[0]> = {}) {
-  const pool = new GlobalLane({ maxConcurrent: 4, reservedForHuman: 1 });
-  return { pool, queue: new LaneQueue({ pool, ...extra }) };
+  const clock = new ManualClock();
+  const pool = new GlobalLane({ maxConcurrent: 4, reservedForHuman: 1, clock });
+  return { pool, clock, queue: new LaneQueue({ pool, clock, ...extra }) };
 }
-
-afterEach(() => {
-  vi.useRealTimers();
-});
 
 describe("LaneQueue ordering", () => {
   it("runs one task per session at a time, in arrival order", async () => {
@@ -176,8 +175,7 @@ describe("LaneQueue coalescing", () => {
 
 describe("LaneQueue watchdog", () => {
   it("aborts a run that makes no progress for progressTimeoutMs", async () => {
-    vi.useFakeTimers();
-    const { queue } = newQueue({ progressTimeoutMs: 5_000 });
+    const { queue, clock } = newQueue({ progressTimeoutMs: 5_000 });
     let signal: AbortSignal | undefined;
     const handle = queue.enqueue({
       sessionKey: "s",
@@ -189,9 +187,9 @@ describe("LaneQueue watchdog", () => {
           ctx.signal.addEventListener("abort", () => reject(new Error("provider stream aborted")));
         }),
     });
-    await vi.advanceTimersByTimeAsync(4_999);
+    await clock.advanceAsync(4_999);
     expect(signal?.aborted).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     expect(signal?.aborted).toBe(true);
     const error = await handle.done.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LaneAbortedError);
@@ -200,8 +198,7 @@ describe("LaneQueue watchdog", () => {
   });
 
   it("never aborts a run that keeps progressing, for 10× the timeout", async () => {
-    vi.useFakeTimers();
-    const { queue } = newQueue({ progressTimeoutMs: 5_000 });
+    const { queue, clock } = newQueue({ progressTimeoutMs: 5_000 });
     let aborted = false;
     const handle = queue.enqueue({
       sessionKey: "s",
@@ -212,21 +209,21 @@ describe("LaneQueue watchdog", () => {
           aborted = true;
         });
         for (let t = 0; t < 50_000; t += 1_000) {
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await clock.sleep(1_000);
           for (let token = 0; token < 100; token++) ctx.progress();
         }
         return "answer";
       },
     });
-    await vi.advanceTimersByTimeAsync(50_000);
+    await clock.advanceAsync(50_000);
     expect(aborted).toBe(false);
     await expect(handle.done).resolves.toBe("answer");
   });
 
   it("does not count time spent waiting for a model slot as a stall", async () => {
-    vi.useFakeTimers();
-    const pool = new GlobalLane({ maxConcurrent: 1, reservedForHuman: 0 });
-    const queue = new LaneQueue({ pool, progressTimeoutMs: 5_000 });
+    const clock = new ManualClock();
+    const pool = new GlobalLane({ maxConcurrent: 1, reservedForHuman: 0, clock });
+    const queue = new LaneQueue({ pool, clock, progressTimeoutMs: 5_000 });
     const other = await pool.acquire("human", new AbortController().signal);
     let granted = false;
     const handle = queue.enqueue({
@@ -239,7 +236,7 @@ describe("LaneQueue watchdog", () => {
         lease.release();
       },
     });
-    await vi.advanceTimersByTimeAsync(20_000);
+    await clock.advanceAsync(20_000);
     expect(granted).toBe(false);
     other.release();
     await expect(handle.done).resolves.toBeUndefined();
@@ -289,9 +286,8 @@ describe("LaneQueue aborts", () => {
   });
 
   it("abandons a run that ignores its signal after abortGraceMs and frees its slot", async () => {
-    vi.useFakeTimers();
     const events: LaneQueueEvent[] = [];
-    const { queue, pool } = newQueue({ abortGraceMs: 1_000, onEvent: (e) => events.push(e) });
+    const { queue, pool, clock } = newQueue({ abortGraceMs: 1_000, onEvent: (e) => events.push(e) });
     const handle = queue.enqueue({
       sessionKey: "s",
       priority: "human",
@@ -303,12 +299,12 @@ describe("LaneQueue aborts", () => {
     });
     const log: string[] = [];
     queue.enqueue(gated("s", "human", "next", log).task);
-    await vi.advanceTimersByTimeAsync(0);
+    await clock.advanceAsync(0);
     expect(pool.inUse).toBe(1);
     queue.abortRunning("s", "user_stop");
-    await vi.advanceTimersByTimeAsync(999);
+    await clock.advanceAsync(999);
     expect(log).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     await expect(handle.done).rejects.toMatchObject({ reason: "user_stop" });
     expect(pool.inUse).toBe(0);
     expect(log).toEqual(["next"]);
@@ -361,12 +357,16 @@ describe("LaneQueue aborts", () => {
   });
 
   it("drain resolves false on timeout without aborting anything", async () => {
-    vi.useFakeTimers();
-    const { queue } = newQueue();
+    const { queue, clock } = newQueue();
     const t = gated("s", "human", "a", []);
     const handle = queue.enqueue(t.task);
-    const drained = queue.drain(1_000);
-    await vi.advanceTimersByTimeAsync(1_000);
+    let settled = false;
+    const drained = queue.drain(1_000).finally(() => {
+      settled = true;
+    });
+    await clock.advanceAsync(999);
+    expect(settled).toBe(false);
+    await clock.advanceAsync(1);
     await expect(drained).resolves.toBe(false);
     expect(t.ctx().signal.aborted).toBe(false);
     t.open();
@@ -459,12 +459,13 @@ describe("LaneQueue slots and memory", () => {
   });
 
   it("keeps an idle lane for idleEvictMs when asked to", async () => {
-    vi.useFakeTimers();
-    const { queue } = newQueue({ idleEvictMs: 60_000 });
+    const { queue, clock } = newQueue({ idleEvictMs: 60_000 });
     await queue.enqueue({ sessionKey: "s", priority: "human", origin: "user", run: async () => {} }).done;
     expect(queue.laneCount).toBe(1);
     expect(queue.isBusy("s")).toBe(false);
-    await vi.advanceTimersByTimeAsync(60_000);
+    await clock.advanceAsync(59_999);
+    expect(queue.laneCount).toBe(1);
+    await clock.advanceAsync(1);
     expect(queue.laneCount).toBe(0);
   });
 });

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { abortedError, toProviderError } from "../../../src/harness/providers/errors.js";
-import { ProviderError, type ProviderErrorKind } from "../../../src/harness/providers/types.js";
+import type { ProviderErrorKind } from "../../../src/harness/providers/types.js";
+import { ProviderError } from "../../../src/harness/providers/provider-error.js";
 
 /** A plain object shaped like an SDK APIError (class name simulated through a named class). */
 function apiError(status: number | undefined, error: unknown, extra: Record<string, unknown> = {}) {

@@ -1,17 +1,18 @@
 /**
- * RetryingProvider: retries retryable failures before any output, with injected sleep; plus one
- * run through the real OpenAI SDK against the simulator.
+ * RetryingProvider: retries retryable failures before any output, waiting on a ManualClock;
+ * plus one run through the real OpenAI SDK against the simulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenAIProvider } from "../../../src/harness/providers/openai.js";
 import { RetryingProvider } from "../../../src/harness/providers/retrying-provider.js";
-import {
-  type ModelProvider,
-  type ModelRequest,
-  type ProviderErrorKind,
-  type ProviderEvent,
-  ProviderError,
+import type {
+  ModelProvider,
+  ModelRequest,
+  ProviderErrorKind,
+  ProviderEvent,
 } from "../../../src/harness/providers/types.js";
+import { ProviderError } from "../../../src/harness/providers/provider-error.js";
+import { ManualClock } from "../../../src/util/clock.js";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
 import { collect, lastError, request, textOf } from "./provider-contract.js";
 
@@ -39,9 +40,20 @@ class ScriptedProvider implements ModelProvider {
   }
 }
 
-function recordingSleep() {
+/**
+ * A ManualClock that lets every announced retry wait pass (the test stands in for time), and
+ * the waits announced. `slept()` is the time the clock moved: what the provider really waited.
+ */
+function passingClock() {
+  const clock = new ManualClock(0);
   const waits: number[] = [];
-  return { waits, sleep: async (ms: number) => void waits.push(ms) };
+  const onEvent = (event: ProviderEvent) => {
+    if (event.type !== "retry_wait") return;
+    waits.push(event.waitMs);
+    // Runs once the consumer asks for the next event, i.e. once the provider sleeps.
+    void clock.advanceAsync(event.waitMs);
+  };
+  return { clock, waits, onEvent, slept: () => clock.now() };
 }
 
 const never = () => new AbortController().signal;
@@ -49,8 +61,8 @@ const never = () => new AbortController().signal;
 describe("RetryingProvider", () => {
   it("retries a 429 after its retry-after, then succeeds", async () => {
     const inner = new ScriptedProvider([[fail("rate_limit", 1_500)], OK]);
-    const { waits, sleep } = recordingSleep();
-    const events = await collect(new RetryingProvider(inner, { sleep }).stream(request(), never()));
+    const { clock, waits, onEvent, slept } = passingClock();
+    const events = await collect(new RetryingProvider(inner, { clock }).stream(request(), never()), onEvent);
     // The wait is announced (a consumer may free its model slot) and so is the next attempt.
     expect(events).toEqual([
       {
@@ -64,16 +76,35 @@ describe("RetryingProvider", () => {
     ]);
     expect(inner.calls).toBe(2);
     expect(waits).toEqual([1_500]);
+    expect(slept()).toBe(1_500);
+  });
+
+  it("sleeps on its clock: the retry starts when the wait has passed, not before", async () => {
+    const inner = new ScriptedProvider([[fail("rate_limit", 1_500)], OK]);
+    const clock = new ManualClock(0);
+    const events: ProviderEvent[] = [];
+    const done = collect(new RetryingProvider(inner, { clock }).stream(request(), never()), (e) =>
+      events.push(e),
+    );
+    await clock.advanceAsync(1_499);
+    expect(inner.calls).toBe(1);
+    expect(events.map((e) => e.type)).toEqual(["retry_wait"]);
+    await clock.advanceAsync(1);
+    await done;
+    expect(inner.calls).toBe(2);
   });
 
   it("caps a server-requested wait at maxRetryAfterMs", async () => {
     const inner = new ScriptedProvider([[fail("rate_limit", 600_000)], OK]);
-    const { waits, sleep } = recordingSleep();
-    await collect(new RetryingProvider(inner, { sleep, maxRetryAfterMs: 10_000 }).stream(request(), never()));
+    const { clock, waits, onEvent } = passingClock();
+    await collect(
+      new RetryingProvider(inner, { clock, maxRetryAfterMs: 10_000 }).stream(request(), never()),
+      onEvent,
+    );
     expect(waits).toEqual([10_000]);
   });
 
-  it("backs off exponentially with jitter, capped, and gives up after maxAttempts", async () => {
+  it("backs off exponentially with full jitter, capped, and gives up after maxAttempts", async () => {
     const inner = new ScriptedProvider([
       [fail("overloaded")],
       [fail("network")],
@@ -82,45 +113,49 @@ describe("RetryingProvider", () => {
       [fail("overloaded")],
       [fail("overloaded")],
     ]);
-    const { waits, sleep } = recordingSleep();
+    const { clock, waits, onEvent, slept } = passingClock();
     const provider = new RetryingProvider(inner, {
-      sleep,
+      clock,
       maxAttempts: 6,
       random: () => 1,
       maxDelayMs: 8_000,
     });
-    const events = await collect(provider.stream(request(), never()));
+    const events = await collect(provider.stream(request(), never()), onEvent);
     expect(lastError(events).kind).toBe("overloaded");
     expect(inner.calls).toBe(6);
-    // random() = 1 → +20%: 600, 1200, 2400, 4800, then the 8 s cap.
-    expect(waits).toEqual([600, 1_200, 2_400, 4_800, 8_000]);
+    // random() = 1 → the ceilings themselves: 500, 1000, 2000, 4000, then the 8 s cap.
+    expect(waits).toEqual([500, 1_000, 2_000, 4_000, 8_000]);
+    expect(slept()).toBe(15_500);
   });
 
-  it("keeps jitter within ±20% of the base delay", async () => {
+  it("draws the wait uniformly below the ceiling (full jitter)", async () => {
     for (const [random, expected] of [
-      [0, 400],
-      [0.5, 500],
+      [0, 0],
+      [0.5, 250],
+      [0.999, 500],
     ] as const) {
-      const { waits, sleep } = recordingSleep();
+      const { clock, waits, onEvent } = passingClock();
       const inner = new ScriptedProvider([[fail("overloaded")], OK]);
-      await collect(new RetryingProvider(inner, { sleep, random: () => random }).stream(request(), never()));
+      await collect(
+        new RetryingProvider(inner, { clock, random: () => random }).stream(request(), never()),
+        onEvent,
+      );
       expect(waits).toEqual([expected]);
     }
   });
 
   it("makes 3 attempts by default", async () => {
     const inner = new ScriptedProvider([[fail("network")], [fail("network")], [fail("network")], OK]);
-    const events = await collect(
-      new RetryingProvider(inner, { sleep: async () => {} }).stream(request(), never()),
-    );
+    const { clock, onEvent } = passingClock();
+    const events = await collect(new RetryingProvider(inner, { clock }).stream(request(), never()), onEvent);
     expect(lastError(events).kind).toBe("network");
     expect(inner.calls).toBe(3);
   });
 
   it("does not retry once text has been passed on", async () => {
     const inner = new ScriptedProvider([[{ type: "text_delta", text: "par" }, fail("network")], OK]);
-    const { waits, sleep } = recordingSleep();
-    const events = await collect(new RetryingProvider(inner, { sleep }).stream(request(), never()));
+    const { clock, waits, onEvent } = passingClock();
+    const events = await collect(new RetryingProvider(inner, { clock }).stream(request(), never()), onEvent);
     expect(events.map((e) => e.type)).toEqual(["text_delta", "error"]);
     expect(inner.calls).toBe(1);
     expect(waits).toEqual([]);
@@ -128,22 +163,28 @@ describe("RetryingProvider", () => {
 
   it("does not retry a non-retryable kind (auth)", async () => {
     const inner = new ScriptedProvider([[fail("auth")], OK]);
-    const events = await collect(
-      new RetryingProvider(inner, { sleep: async () => {} }).stream(request(), never()),
-    );
+    const clock = new ManualClock(0);
+    const events = await collect(new RetryingProvider(inner, { clock }).stream(request(), never()));
     expect(lastError(events).kind).toBe("auth");
+    expect(clock.pendingTimers).toBe(0);
     expect(inner.calls).toBe(1);
   });
 
   it("honours abort while waiting: ends with an aborted error at once", async () => {
     const inner = new ScriptedProvider([[fail("rate_limit", 60_000)], OK]);
     const controller = new AbortController();
-    const started = Date.now();
-    const pending = collect(new RetryingProvider(inner).stream(request(), controller.signal));
-    setTimeout(() => controller.abort(), 20);
-    const events = await pending;
+    const clock = new ManualClock(0);
+    const events = await collect(
+      new RetryingProvider(inner, { clock }).stream(request(), controller.signal),
+      (e) => {
+        // Aborted as the wait begins; no time passes on the clock.
+        if (e.type === "retry_wait") queueMicrotask(() => controller.abort(new Error("stop")));
+      },
+    );
+    expect(events.map((e) => e.type)).toEqual(["retry_wait", "error"]);
     expect(lastError(events).kind).toBe("aborted");
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(clock.now()).toBe(0);
+    expect(clock.pendingTimers).toBe(0); // the wait's timer is cleared
     expect(inner.calls).toBe(1);
   });
 
@@ -163,7 +204,7 @@ describe("RetryingProvider", () => {
   it("rejects bad options, naming the field", () => {
     const inner = new ScriptedProvider([]);
     expect(() => new RetryingProvider(inner, { maxAttempts: 0 })).toThrow(/maxAttempts: got 0/);
-    expect(() => new RetryingProvider(inner, { jitterRatio: 2 })).toThrow(/jitterRatio/);
+    expect(() => new RetryingProvider(inner, { baseDelayMs: -1 })).toThrow(/baseDelayMs: got -1/);
   });
 
   describe("with the real OpenAI SDK and the simulator", () => {
@@ -178,12 +219,13 @@ describe("RetryingProvider", () => {
         { text: "finally" },
       );
       const inner = new OpenAIProvider({ apiKey: "k", baseUrl: `${sim.url}/v1` });
-      const { waits, sleep } = recordingSleep();
-      const provider = new RetryingProvider(inner, { sleep, random: () => 0.5 });
-      const events = await collect(provider.stream(request(), never()));
+      const { clock, waits, onEvent } = passingClock();
+      const provider = new RetryingProvider(inner, { clock, random: () => 0.5 });
+      const events = await collect(provider.stream(request(), never()), onEvent);
       expect(textOf(events)).toBe("finally");
       expect(events.at(-1)).toEqual({ type: "stop", reason: "end_turn" });
-      expect(waits).toEqual([50, 1_000]);
+      // The 429's retry-after as given; the 529's backoff: 0.5 × the 1 s ceiling of retry 2.
+      expect(waits).toEqual([50, 500]);
       expect(sim.requests).toHaveLength(3);
       expect(provider.id).toBe("openai");
     });

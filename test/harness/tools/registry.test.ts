@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
 import { ToolRegistry } from "../../../src/harness/tools/registry.js";
 import type { Tool, ToolContext } from "../../../src/harness/tools/types.js";
-import { ToolError } from "../../../src/harness/tools/types.js";
+import { ToolError } from "../../../src/harness/tools/tool-error.js";
 
 function ctx(signal: AbortSignal = new AbortController().signal): ToolContext {
   return { workspaceDir: "/nonexistent", sessionKey: "s", runId: "r", signal };
@@ -11,18 +12,13 @@ function tool(name: string, run: Tool["run"]): Tool {
   return {
     name,
     description: `${name} tool`,
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string" },
-        count: { type: "integer", minimum: 1, maximum: 10 },
-        mode: { type: "string", enum: ["fast", "slow"] },
-        tags: { type: "array", items: { type: "string" } },
-        flag: { type: "boolean" },
-      },
-      required: ["path"],
-      additionalProperties: false,
-    },
+    parameters: z.strictObject({
+      path: z.string(),
+      count: z.int().min(1).max(10).optional(),
+      mode: z.enum(["fast", "slow"]).optional(),
+      tags: z.array(z.string()).optional(),
+      flag: z.boolean().optional(),
+    }),
     run,
   };
 }
@@ -46,8 +42,79 @@ describe("ToolRegistry", () => {
       tool("other", async () => ({ content: "" })),
     );
     expect(r.list().map((t) => t.name)).toEqual(["echo", "other"]);
-    expect(r.specs()[0]).toEqual({ name: "echo", description: "echo tool", parameters: echo.parameters });
+    expect(r.specs()[0]).toEqual({
+      name: "echo",
+      description: "echo tool",
+      parameters: {
+        type: "object",
+        properties: {
+          path: { type: "string" },
+          count: { type: "integer", minimum: 1, maximum: 10 },
+          mode: { type: "string", enum: ["fast", "slow"] },
+          tags: { type: "array", items: { type: "string" } },
+          flag: { type: "boolean" },
+        },
+        required: ["path"],
+        additionalProperties: false,
+      },
+    });
     expect(() => r.register(echo)).toThrow(/already registered/);
+  });
+
+  it("sends z.toJSONSchema of the input side, without $schema, identical on every call", () => {
+    const parameters = z.strictObject({
+      query: z.string().min(1).describe("What to look for"),
+      limit: z.int().min(1).default(10).describe("Results to return (default 10)"),
+    });
+    const r = registry({
+      name: "search",
+      description: "search",
+      parameters,
+      run: async () => ({ content: "" }),
+    });
+    const first = r.specs();
+    const generated = z.toJSONSchema(parameters, { io: "input" });
+    expect(generated.$schema).toBeDefined();
+    expect(first[0]?.parameters).toEqual({
+      type: "object",
+      properties: {
+        query: { type: "string", minLength: 1, description: "What to look for" },
+        // zod's ±(2^53 − 1) bounds on integers are left out; a field with a default is optional.
+        limit: { type: "integer", minimum: 1, default: 10, description: "Results to return (default 10)" },
+      },
+      required: ["query"],
+      additionalProperties: false,
+    });
+    expect(generated.properties?.limit).toMatchObject({ maximum: Number.MAX_SAFE_INTEGER });
+    expect(JSON.stringify(r.specs())).toBe(JSON.stringify(first));
+    expect(r.specs()[0]?.parameters).toBe(first[0]?.parameters);
+    expect(Object.isFrozen(first[0]?.parameters.properties)).toBe(true);
+  });
+
+  it("refuses, at registration, parameters that are not a zod object or have no JSON Schema", () => {
+    const run = async () => ({ content: "" });
+    const notObject = { name: "n", description: "n", parameters: z.string(), run } as unknown as Tool;
+    expect(() => new ToolRegistry().register(notObject)).toThrow(/tool "n": parameters must be a zod object/);
+    const dated = { name: "d", description: "d", parameters: z.strictObject({ at: z.date() }), run };
+    expect(() => new ToolRegistry().register(dated)).toThrow(
+      /tool "d": .*cannot be expressed as JSON Schema/,
+    );
+  });
+
+  it("hands the tool the parsed arguments, defaults applied", async () => {
+    const parameters = z.strictObject({ path: z.string().default("."), deep: z.boolean().default(false) });
+    let seen: unknown;
+    const r = registry({
+      name: "ls",
+      description: "ls",
+      parameters,
+      run: async (args) => {
+        seen = args;
+        return { content: `${args.path} ${args.deep}` };
+      },
+    });
+    expect(await r.execute("ls", "", ctx())).toEqual({ content: ". false", isError: false });
+    expect(seen).toEqual({ path: ".", deep: false });
   });
 
   it("runs a valid call", async () => {
@@ -79,7 +146,13 @@ describe("ToolRegistry", () => {
     ["below minimum", '{"path":"a","count":0}', /"count" must be ≥ 1, got 0/],
     ["above maximum", '{"path":"a","count":11}', /"count" must be ≤ 10, got 11/],
     ["enum violation", '{"path":"a","mode":"warp"}', /"mode" must be one of "fast", "slow", got "warp"/],
-    ["wrong item type", '{"path":"a","tags":["x",1]}', /"tags"\[1\] must be a string/],
+    ["wrong item type", '{"path":"a","tags":["x",1]}', /"tags"\[1\] must be a string, got the number 1/],
+    ["null", '{"path":null}', /"path" must be a string, got null/],
+    [
+      "wrong type for an enum",
+      '{"path":"a","mode":2}',
+      /"mode" must be one of "fast", "slow", got the number 2/,
+    ],
     ["unexpected property", '{"path":"a","colour":"red"}', /unexpected property "colour"/],
   ])("refuses arguments that are %s", async (_kind, json, problem) => {
     let ran = false;
@@ -103,6 +176,24 @@ describe("ToolRegistry", () => {
     expect(out.content).toContain('- "count" must be an integer, got a string');
     expect(out.content).toContain('- "flag" must be a boolean, got the number 1');
     expect(out.content).toContain('- unexpected property "x"');
+  });
+
+  it("names nested fields, string lengths and unions", async () => {
+    const parameters = z.strictObject({
+      filter: z.strictObject({ field: z.string(), value: z.union([z.string(), z.number()]) }).optional(),
+      name: z.string().min(2).max(5).optional(),
+      exact: z.literal("yes").optional(),
+    });
+    const r = registry({ name: "q", description: "q", parameters, run: async () => ({ content: "" }) });
+    const out = await r.execute("q", '{"filter":{"value":true,"op":"="},"name":"x","exact":"no"}', ctx());
+    expect(out.content).toContain('- missing required property "field" in "filter"');
+    expect(out.content).toContain('- "filter"."value" must be string or number, got a boolean');
+    expect(out.content).toContain('- unexpected property "op" in "filter"');
+    expect(out.content).toContain('- "name" must have at least 2 characters, got 1');
+    expect(out.content).toContain('- "exact" must be "yes", got "no"');
+    expect(out.content).toContain(
+      'Expected parameters: filter (object, optional), name (string, optional), exact ("yes", optional).',
+    );
   });
 
   it("turns a ToolError into its code and other throws into failed, without a stack", async () => {

@@ -1,11 +1,11 @@
 /**
  * The gateway's loopback HTTP server: health, readiness, metrics, status, and the routes the
- * HTTP and console channels register. Plain node:http; requests and bodies are bounded.
+ * HTTP and console channels and Telegram webhooks register. Plain node:http; requests and
+ * bodies are bounded. A leaf: it knows HTTP, not the gateway (errors of other layers are mapped
+ * by the `errorStatus` option the composition root gives it).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import { SinkUnavailableError } from "../channels/types.js";
-import { StoreError } from "../store/types.js";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../util/logger.js";
 
@@ -31,10 +31,22 @@ export interface HttpServerOptions {
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
   /**
+   * Maps errors other than HttpError to an HTTP answer (e.g. "the gateway cannot take it now" →
+   * 503 with Retry-After); undefined: 500.
+   */
+  errorStatus?: (err: unknown) => ErrorStatus | undefined;
+  /**
    * When set, every `/v1/*` request and `/metrics` must carry `Authorization: Bearer <token>`
    * (401 otherwise); health, readiness and platform webhooks (their own secret) stay open.
    */
   authToken?: string;
+}
+
+/** An error's HTTP answer: status, stable code, and a Retry-After in seconds for 503s. */
+export interface ErrorStatus {
+  status: number;
+  code: string;
+  retryAfterS?: number;
 }
 
 /** Paths that need the bearer token when one is configured. */
@@ -120,7 +132,7 @@ export class GatewayHttpServer {
       }
       await handler(req, res, url);
     } catch (err) {
-      const { status, code, retryAfterS } = httpStatusOf(err);
+      const { status, code, retryAfterS } = this.#statusOf(err);
       if (status >= 500 && status !== 503)
         this.#options.logger.error({ err, path: url.pathname }, "http handler failed");
       else if (status === 503)
@@ -132,6 +144,12 @@ export class GatewayHttpServer {
         sendJson(res, status, errorBody(status, code, message, err instanceof HttpError ? err.param : null));
       } else res.end();
     }
+  }
+
+  /** The HTTP answer for a failed request; nothing was committed for a 503 (send it again). */
+  #statusOf(err: unknown): ErrorStatus {
+    if (err instanceof HttpError) return { status: err.status, code: err.code };
+    return this.#options.errorStatus?.(err) ?? { status: 500, code: "internal" };
   }
 
   /** Throws a 401 unless the request carries the configured bearer token. */
@@ -172,18 +190,6 @@ function errorType(status: number): string {
  */
 export function errorBody(status: number, code: string, message: string, param: string | null = null) {
   return { error: { message, type: errorType(status), code, param } };
-}
-
-/**
- * The HTTP answer for a failed request. Nothing was committed for a 503: the client may send
- * the same request (with the same `id`) again and it will be processed exactly once.
- */
-function httpStatusOf(err: unknown): { status: number; code: string; retryAfterS?: number } {
-  if (err instanceof HttpError) return { status: err.status, code: err.code };
-  if (err instanceof SinkUnavailableError)
-    return { status: 503, code: "unavailable", retryAfterS: Math.ceil(err.retryAfterMs / 1000) };
-  if (err instanceof StoreError) return { status: 503, code: `store_${err.code}`, retryAfterS: 1 };
-  return { status: 500, code: "internal" };
 }
 
 /** Reads a JSON object body, bounded by `maxBytes`; clear errors for oversize, bad JSON, non-objects. */

@@ -1,27 +1,53 @@
 /**
- * Who may reach the agent, for channels with platform users (Telegram, Slack, Discord):
- * direct-message policy with pairing, group allowlist, and mention gating. Nobody outside
- * the policy ever reaches the model or a tool: the router rejects before anything is queued.
+ * Who may reach the agent, shared by every channel module: the settings fragment each platform's
+ * section is built from (dmPolicy, allowFrom, groupPolicy, groups, requireMention,
+ * mentionPatterns, groupHistoryLimit, streaming, mediaMaxMb), and the policy it configures —
+ * direct-message policy with pairing, group allowlist, and mention gating. Nobody outside the
+ * policy ever reaches the model or a tool: the router rejects before anything is queued.
  */
 import { randomInt } from "node:crypto";
-import type { InboundMessage } from "../channels/types.js";
-import { NOT_MENTIONED, type PairingRepo } from "../store/types.js";
+import { z } from "zod";
+import type { PairingRepo } from "../store/types.js";
+import { NOT_MENTIONED } from "../store/reasons.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import { idList, regexList } from "../util/zod-sections.js";
+import type { AccessPolicy, AccessVerdict, InboundMessage } from "./types.js";
 
-/** Decides whether a sender may reach the agent. */
-export interface AccessPolicy {
-  check(message: InboundMessage): Promise<AccessVerdict>;
-  /** Whether `check` would allow the message, without its side effects (no pairing code). */
-  admits?(message: InboundMessage): Promise<boolean>;
-  /** How many unaddressed group messages a mentioned run sees (0: none). */
-  readonly groupHistoryLimit: number;
-}
+/** The access keys every platform section has, with the same meaning and defaults. */
+export const accessSettingsShape = {
+  /** Unknown senders in DMs: a pairing code the owner approves (default), or allowlist, open, disabled. */
+  dmPolicy: z.enum(["pairing", "allowlist", "open", "disabled"]).default("pairing"),
+  /** Sender ids always allowed in DMs. */
+  allowFrom: idList,
+  /** Groups: only those in `groups` (default), any, or none. */
+  groupPolicy: z.enum(["allowlist", "open", "disabled"]).default("allowlist"),
+  /** Group (channel) ids allowed under groupPolicy allowlist. */
+  groups: idList,
+  /** In groups, answer only when addressed. */
+  requireMention: z.boolean().default(true),
+  /** Extra regular expressions (case-insensitive) that count as addressing the bot in groups. */
+  mentionPatterns: regexList,
+  /** Unaddressed group messages a mentioned run sees as context. */
+  groupHistoryLimit: z.number().int().min(0).max(500).default(50),
+  /** "edit": one message edited as the reply streams (at most once a second). */
+  streaming: z.enum(["off", "edit"]).default("off"),
+  /** Largest attachment downloaded into the workspace. */
+  mediaMaxMb: z.number().positive().max(2000).default(20),
+};
 
-export type AccessVerdict = { allowed: true } | { allowed: false; reason: string; reply?: string };
+/** The access settings as parsed. */
+export type AccessSettings = z.output<z.ZodObject<typeof accessSettingsShape>>;
 
-/** Local channels (console, HTTP on loopback) are the owner's own. */
-export const allowAll: AccessPolicy = { check: async () => ({ allowed: true }), groupHistoryLimit: 0 };
+/**
+ * Everyone may talk: declared explicitly by local channels (console, HTTP: the owner's own, on
+ * loopback or behind `gateway.auth.token`).
+ */
+export const allowAll: AccessPolicy = {
+  check: async () => ({ allowed: true }),
+  admits: async () => true,
+  groupHistoryLimit: 0,
+};
 
 export type DmPolicy = "pairing" | "allowlist" | "open" | "disabled";
 export type GroupPolicy = "allowlist" | "open" | "disabled";

@@ -9,9 +9,10 @@ import {
   ChannelAccessPolicy,
   allowAll,
   newPairingCode,
-} from "../../src/gateway/access.js";
+} from "../../src/channels/access-policy.js";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
-import { NOT_MENTIONED, type Store } from "../../src/store/types.js";
+import type { Store } from "../../src/store/types.js";
+import { NOT_MENTIONED } from "../../src/store/reasons.js";
 import { ManualClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 

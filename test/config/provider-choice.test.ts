@@ -3,8 +3,8 @@
  * when neither names a key (or a base URL of a keyless local server).
  */
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../src/config/load.js";
-import { chooseProvider } from "../src/main.js";
+import { parseConfig } from "../../src/config/load.js";
+import { chooseProvider } from "../../src/config/provider-choice.js";
 
 const config = (raw: Record<string, unknown>) => parseConfig(raw, undefined);
 

@@ -3,10 +3,10 @@
  * gateway paths per account (a shared webhook gets one URL and one route per bot), and the
  * configuration errors for settings two accounts cannot share.
  */
+import { ConfigError } from "../../../src/util/config-error.js";
 import { describe, expect, it } from "vitest";
-import { planTelegramAccounts } from "../../src/channels/registry.js";
-import { ConfigError, parseConfig } from "../../src/config/load.js";
-import type { TelegramSettings } from "../../src/config/schema.js";
+import { type TelegramSettings, planTelegramAccounts } from "../../../src/channels/telegram/settings.js";
+import { parseConfig } from "../../../src/config/load.js";
 
 function telegram(section: Record<string, unknown>): TelegramSettings {
   const settings = parseConfig({ channels: { telegram: section } }, undefined).channels.telegram;

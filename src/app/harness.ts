@@ -1,0 +1,72 @@
+/**
+ * The two-level lanes (model-call slots, session lanes with their watchdog, their metrics) and
+ * the harness every turn runs in (tools, limits, prompt budgets).
+ */
+import type { Config } from "../config/schema.js";
+import { GlobalLane } from "../gateway/lanes/global-lane.js";
+import { LaneQueue } from "../gateway/lanes/lane-queue.js";
+import type { GatewayMetrics } from "../gateway/metrics.js";
+import { AgentSession, type TranscriptAccess } from "../harness/agent-session.js";
+import type { ModelAccess } from "../harness/providers/model-router.js";
+import { fileTools } from "../harness/tools/file-tools.js";
+import { ToolRegistry } from "../harness/tools/registry.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+
+/** The slot pool and the lane queue, with their metrics. */
+export function buildLanes(config: Config, clock: Clock, metrics: GatewayMetrics, logger: Logger) {
+  const pool = new GlobalLane({
+    maxConcurrent: config.lanes.maxConcurrent,
+    reservedForHuman: config.lanes.reservedForHuman,
+    onWait: (priority, waitedMs) => metrics.slotWait.observe(waitedMs / 1000, { priority }),
+  });
+  const laneLog = logger.child({ name: "gateway.lanes" });
+  const lanes = new LaneQueue({
+    pool,
+    clock,
+    progressTimeoutMs: config.agent.progressTimeoutMs,
+    onEvent: (e) => {
+      if (e.type === "started") metrics.laneWait.observe(e.waitedMs / 1000, { priority: e.priority });
+      else if (e.type === "aborted")
+        laneLog.warn({ sessionKey: e.sessionKey, reason: e.reason }, "run aborted");
+    },
+  });
+  registerGauges(metrics, lanes, pool);
+  return { pool, lanes };
+}
+
+/** The agent session every turn runs in: the workspace's file tools, the configured limits. */
+export function buildAgentSession(
+  config: Config,
+  deps: { store: { transcript: TranscriptAccess }; router: ModelAccess; workspaceDir: string; clock: Clock },
+): AgentSession {
+  const tools = new ToolRegistry({ timeoutMs: config.agent.toolTimeoutMs });
+  for (const tool of fileTools()) tools.register(tool);
+  const { agent } = config;
+  return new AgentSession({
+    transcript: deps.store.transcript,
+    router: deps.router,
+    tools,
+    workspaceDir: deps.workspaceDir,
+    limits: {
+      maxTokens: agent.maxTokens,
+      maxToolCallsPerRun: agent.maxToolCallsPerRun,
+      historyLimit: agent.historyLimit,
+    },
+    prompt: { maxCharsPerFile: agent.bootstrapMaxChars, maxTotalChars: agent.bootstrapTotalMaxChars },
+    clock: deps.clock,
+  });
+}
+
+/** Gauges read at scrape time. */
+function registerGauges(metrics: GatewayMetrics, lanes: LaneQueue, pool: GlobalLane): void {
+  metrics.gauge("switchyard_queue_depth", "Lane tasks waiting, by priority.", () => {
+    const s = lanes.stats();
+    return (["human", "normal", "background"] as const).map((p) => [{ priority: p }, s.pending[p]]);
+  });
+  metrics.gauge("switchyard_runs_in_flight", "Runs holding their session lane.", () => [
+    [{}, lanes.stats().running],
+  ]);
+  metrics.gauge("switchyard_model_slots_in_use", "Global model-call slots in use.", () => [[{}, pool.inUse]]);
+  metrics.gauge("switchyard_session_lanes", "Live session lanes.", () => [[{}, lanes.stats().lanes]]);
+}

@@ -1,0 +1,96 @@
+/**
+ * What a turn does besides its work: the typing indicator while it runs, and the metrics and
+ * log line of a committed run.
+ */
+import type { Channel, ChatTarget } from "../channels/types.js";
+import type { RunRecord } from "../store/types.js";
+import type { Clock, TimerHandle } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import type { AgentRunResult } from "../harness/run.js";
+import type { GatewayMetrics } from "./metrics.js";
+import type { PreparedTurn } from "./turn-sources.js";
+
+/** Typing indicators are refreshed this often while a turn works (Telegram's lasts ~5 s). */
+const TYPING_REFRESH_MS = 4_500;
+
+/**
+ * Shows "typing…" in `target` now and every TYPING_REFRESH_MS until the returned stop function is
+ * called or `signal` aborts; failures are logged at debug and ignored.
+ */
+export function keepTyping(
+  channel: Channel | undefined,
+  target: ChatTarget,
+  deps: { clock: Clock; logger: Logger; signal: AbortSignal },
+): () => void {
+  if (!channel?.typing) return () => {};
+  const { clock, signal } = deps;
+  let timer: TimerHandle | undefined;
+  let stopped = false;
+  const send = () => {
+    if (stopped) return;
+    channel.typing?.(target).catch((err: unknown) => deps.logger.debug({ err }, "typing indicator failed"));
+    timer = clock.setTimeout(send, TYPING_REFRESH_MS, { unref: true });
+  };
+  send();
+  const stop = () => {
+    stopped = true;
+    clock.clearTimeout(timer);
+  };
+  signal.addEventListener("abort", stop, { once: true });
+  return stop;
+}
+
+/** Counts a committed run in the metrics and logs its summary. */
+export function recordRun(metrics: GatewayMetrics, run: RunRecord, log: Logger): void {
+  metrics.runs.inc({ trigger: run.trigger, outcome: run.outcome });
+  metrics.runDuration.observe(run.durationMs / 1000);
+  const labels = { provider: run.provider, model: run.model };
+  metrics.tokens.inc({ ...labels, type: "input" }, run.usage.inputTokens);
+  metrics.tokens.inc({ ...labels, type: "output" }, run.usage.outputTokens);
+  metrics.tokens.inc({ ...labels, type: "cache_read" }, run.usage.cacheReadTokens);
+  metrics.tokens.inc({ ...labels, type: "cache_write" }, run.usage.cacheWriteTokens);
+  log.info(
+    {
+      outcome: run.outcome,
+      durationMs: run.durationMs,
+      toolCalls: run.toolCalls,
+      usage: run.usage,
+      errorKind: run.errorKind,
+      provider: run.provider,
+      model: run.model,
+    },
+    "turn finished",
+  );
+}
+
+/** The run record of a finished turn, naming whoever made its last model-call attempt. */
+export function runRecordOf(
+  t: {
+    sessionKey: string;
+    runId: string;
+    turn: PreparedTurn;
+    result: AgentRunResult;
+    startedAt: number;
+    now: number;
+  },
+  fallback: { provider: string; model: string },
+): RunRecord {
+  // The router says who answered, not the runner's configuration (a failover changes it).
+  const answeredBy = t.result.attempts.at(-1) ?? fallback;
+  return {
+    runId: t.runId,
+    sessionKey: t.sessionKey,
+    trigger: t.turn.runTrigger,
+    channel: t.turn.target?.channel ?? null,
+    provider: answeredBy.provider,
+    model: answeredBy.model,
+    startedAt: t.startedAt,
+    durationMs: t.now - t.startedAt,
+    outcome: t.result.outcome === "answered" ? "answered" : "failed",
+    usage: t.result.usage,
+    toolCalls: t.result.toolCalls,
+    modelCalls: t.result.modelCalls,
+    errorKind: null,
+    error: null,
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * What starts a turn, as data the turn runner needs: which inbox rows it answers (claimed in one
+ * step), what is recorded first, where replies go and which answer is delivered. A message and a
+ * heartbeat differ only here; the turn runner runs both the same way.
+ */
+import type { ChatTarget } from "../channels/types.js";
+import type { TurnTrigger } from "../harness/agent-session.js";
+import { heartbeatDelivery, heartbeatTriggerText } from "../harness/heartbeat.js";
+import type { InboxRecord, RunTrigger, SessionFence, Store, TranscriptPayload } from "../store/types.js";
+import { chatTargetOf } from "./replies.js";
+
+/** A turn's work, claimed and ready to run. */
+export interface PreparedTurn {
+  trigger: TurnTrigger;
+  /** What the run record calls it ("recovery" for a message claimed again after a crash). */
+  runTrigger: RunTrigger;
+  /** Recorded before the context is loaded (a heartbeat's instruction). */
+  inputs: TranscriptPayload[];
+  /** Inbox rows the turn answers; steer mode adds to it while the turn runs. */
+  inboxIds: number[];
+  /** Where replies go; null: nowhere (the turn only updates the transcript). */
+  target: ChatTarget | null;
+  replyTo?: string;
+  recipientId?: string;
+  /** A direct chat: recorded as the session's last target (where heartbeats report). */
+  lastTarget?: ChatTarget;
+  /** Messages queued meanwhile join the turn at tool boundaries. */
+  steer: boolean;
+  /**
+   * A person is waiting: typing is shown, live text streamed, and a failure is told in the chat.
+   * False for background work, whose failures are only logged and recorded.
+   */
+  interactive: boolean;
+  /** The text of the final answer that is delivered; null: deliver nothing. */
+  deliver(answer: string): string | null;
+}
+
+/** The session a turn runs in, as the runner has claimed it. */
+export interface TurnClaim {
+  store: Store;
+  sessionKey: string;
+  sessionId: string;
+  runId: string;
+  /** The session lease the turn runs under; claims are fenced by it. */
+  lease: SessionFence;
+  now: number;
+}
+
+/** Prepares a turn; undefined when there is nothing to do (another turn took the messages). */
+export interface TurnSource {
+  readonly trigger: TurnTrigger;
+  prepare(claim: TurnClaim): Promise<PreparedTurn | undefined>;
+}
+
+/**
+ * The next turn of a session's queued messages: its oldest one, or all of them with
+ * `collectAll`; with `steer`, messages queued while it runs join it at each tool boundary.
+ */
+export function messageTurn(mode: { collectAll: boolean; steer: boolean }): TurnSource {
+  return {
+    trigger: "message",
+    async prepare({ store, sessionKey, sessionId, runId, lease, now }) {
+      const claimed = await store.inbox.claim(
+        sessionKey,
+        sessionId,
+        runId,
+        { all: mode.collectAll, lease },
+        now,
+      );
+      if (claimed.length === 0) return undefined;
+      const last = claimed[claimed.length - 1] as InboxRecord;
+      const m = last.message;
+      const target = chatTargetOf(m);
+      return {
+        trigger: "message",
+        runTrigger: last.attempts > 1 ? "recovery" : "user",
+        inputs: [],
+        inboxIds: claimed.map((r) => r.id),
+        target,
+        replyTo: m.platformMessageId,
+        recipientId: m.senderId,
+        ...(m.isDirect ? { lastTarget: target } : {}),
+        steer: mode.steer,
+        interactive: true,
+        deliver: (answer) => (answer.trim() === "" ? null : answer),
+      };
+    },
+  };
+}
+
+/**
+ * A heartbeat: its instruction and the checklist (HEARTBEAT.md) are recorded, and only an
+ * answer that is more than an acknowledgement goes to `target`. Failures are never sent.
+ */
+export function heartbeatTurn(options: {
+  checklist: string;
+  target: ChatTarget | null;
+  ackMaxChars: number;
+}): TurnSource {
+  return {
+    trigger: "heartbeat",
+    async prepare() {
+      return {
+        trigger: "heartbeat",
+        runTrigger: "heartbeat",
+        inputs: [{ type: "trigger", origin: "heartbeat", text: heartbeatTriggerText(options.checklist) }],
+        inboxIds: [],
+        target: options.target,
+        // The target is a direct chat: its chat id names the person (the HTTP mailbox key).
+        ...(options.target ? { recipientId: options.target.chatId } : {}),
+        steer: false,
+        interactive: false,
+        deliver: (answer) => heartbeatDelivery(answer, options.ackMaxChars),
+      };
+    },
+  };
+}

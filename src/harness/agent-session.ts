@@ -1,0 +1,171 @@
+/**
+ * The harness's one entry for a turn, whatever started it: `AgentSession.run(spec)` records the
+ * turn's inputs, loads the session's transcript, repairs what a crash left half done, assembles
+ * the context (system prompt from the workspace, the conversation), lets the hooks transform it,
+ * and runs the loop. Everything before the final answer is appended as it happens; the final
+ * answer (or the failure) is returned for the caller to commit with its replies.
+ */
+import type { SessionFence, TranscriptEvent, TranscriptPayload } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import { type TurnHooks, composeHooks } from "./hooks.js";
+import { assembleSystemPrompt } from "./prompt.js";
+import type { ModelAccess } from "./providers/model-router.js";
+import type { ProviderError } from "./providers/provider-error.js";
+import { type AgentRunResult, type RunLaneContext, runAgent } from "./run.js";
+import type { ToolRegistry } from "./tools/registry.js";
+import { findOrphanedToolCalls, toChatMessages } from "./transcript.js";
+
+/** What started a turn. */
+export type TurnTrigger = "message" | "heartbeat" | "cron" | "wake" | "subagent" | "assignment";
+
+/** The bounds of one turn. */
+export interface TurnLimits {
+  /** Output tokens per model call. */
+  maxTokens: number;
+  /** Tool calls per turn; past it the model must answer without tools. */
+  maxToolCallsPerRun: number;
+  /** Transcript events loaded as the conversation. */
+  historyLimit: number;
+}
+
+/**
+ * The transcript as the harness reads and writes it (the store's TranscriptRepo fits). With a
+ * `lease`, an append is refused (false, nothing written) unless that lease still holds the session.
+ */
+export interface TranscriptAccess {
+  tail(sessionKey: string, sessionId: string, limit: number): Promise<TranscriptEvent[]>;
+  append(
+    sessionKey: string,
+    sessionId: string,
+    runId: string | null,
+    payloads: TranscriptPayload[],
+    now: number,
+    lease: SessionFence,
+  ): Promise<boolean>;
+}
+
+/** The session's lease moved to another owner: this turn may write nothing more. */
+export class LeaseLostError extends Error {
+  readonly kind = "lease_lost" as const;
+  constructor(readonly sessionKey: string) {
+    super(`the lease of session ${sessionKey} is held by another process now`);
+    this.name = "LeaseLostError";
+  }
+}
+
+/** One turn to run. */
+export interface TurnSpec {
+  sessionKey: string;
+  sessionId: string;
+  runId: string;
+  trigger: TurnTrigger;
+  /** The session lease the turn runs under: every append is fenced by it. */
+  lease: SessionFence;
+  /**
+   * Recorded before the context is loaded, e.g. a heartbeat's instruction. (A message turn's
+   * user events are appended when its messages are claimed, in the same step.)
+   */
+  inputs: TranscriptPayload[];
+  /** Tools offered this turn; default the session's. */
+  tools?: ToolRegistry;
+  /** Overrides of the session's limits. */
+  limits?: Partial<TurnLimits>;
+  lane: RunLaneContext;
+  /** Live text of the answer (someone is waiting for it). */
+  onTextDelta?(text: string): void;
+  /** Messages that arrived while running (steer mode), taken at each tool boundary. */
+  takeSteered?(): Promise<string[]>;
+  /** Every provider failure, recovered ones included (metrics). */
+  onProviderError?(error: ProviderError): void;
+  log: Logger;
+}
+
+/** Options of {@link AgentSession}; every turn shares them. */
+export interface AgentSessionOptions {
+  transcript: TranscriptAccess;
+  router: ModelAccess;
+  tools: ToolRegistry;
+  workspaceDir: string;
+  limits: TurnLimits;
+  /** Bootstrap-file budgets of the system prompt, in characters. */
+  prompt: { maxCharsPerFile: number; maxTotalChars: number };
+  /** Hook sets, called in this order; default none. */
+  hooks?: readonly TurnHooks[];
+  clock: Clock;
+}
+
+/** Owns a turn from its inputs to its answer (see the file header). */
+export class AgentSession {
+  readonly #o: AgentSessionOptions;
+  readonly #hooks: TurnHooks;
+
+  constructor(options: AgentSessionOptions) {
+    this.#o = options;
+    this.#hooks = composeHooks(options.hooks ?? []);
+  }
+
+  /** Whether replies come from the built-in simulator. */
+  get simulated(): boolean {
+    return this.#o.router.simulated;
+  }
+
+  /** Runs the turn; model and tool failures end up in the result, never thrown. */
+  async run(spec: TurnSpec): Promise<AgentRunResult> {
+    const o = this.#o;
+    const { sessionKey, sessionId, runId, log } = spec;
+    const limits = { ...o.limits, ...spec.limits };
+    const append = async (payloads: TranscriptPayload[]) => {
+      const written = await o.transcript.append(
+        sessionKey,
+        sessionId,
+        runId,
+        payloads,
+        o.clock.now(),
+        spec.lease,
+      );
+      if (!written) throw new LeaseLostError(sessionKey);
+    };
+    if (spec.inputs.length > 0) await append(spec.inputs);
+
+    const tail = await o.transcript.tail(sessionKey, sessionId, limits.historyLimit);
+    const repairs = findOrphanedToolCalls(tail);
+    if (repairs.length > 0) {
+      log.warn(
+        { count: repairs.length },
+        "transcript repair: tool calls left without results by an interruption",
+      );
+      await append(repairs);
+    }
+    const prompt = await assembleSystemPrompt({
+      workspaceDir: o.workspaceDir,
+      maxCharsPerFile: o.prompt.maxCharsPerFile,
+      maxTotalChars: o.prompt.maxTotalChars,
+    });
+    const turn = { sessionKey, sessionId, runId, trigger: spec.trigger };
+    // Orphaned calls read as interrupted in the conversation whether or not the repair is loaded.
+    let context = { system: prompt.text, messages: toChatMessages(tail) };
+    if (this.#hooks.transformContext) {
+      context = await this.#hooks.transformContext(context, { ...turn, signal: spec.lane.signal });
+    }
+    return runAgent({
+      runId,
+      sessionKey,
+      router: o.router,
+      system: context.system,
+      messages: context.messages,
+      tools: spec.tools ?? o.tools,
+      workspaceDir: o.workspaceDir,
+      maxTokens: limits.maxTokens,
+      maxToolCallsPerRun: limits.maxToolCallsPerRun,
+      lane: spec.lane,
+      logger: log,
+      append,
+      hooks: this.#hooks,
+      turn,
+      ...(spec.takeSteered ? { takeSteered: spec.takeSteered } : {}),
+      ...(spec.onTextDelta ? { onTextDelta: spec.onTextDelta } : {}),
+      ...(spec.onProviderError ? { onProviderError: spec.onProviderError } : {}),
+    });
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Hooks a turn's loop calls: how capabilities (memory, compaction, tool policies, loop
+ * detection, stop decisions) plug into every turn without branches in the runner. Each is
+ * optional; several sets compose in order (`composeHooks`).
+ */
+import type { ChatMessage, ToolCall } from "./providers/types.js";
+import type { ProviderError } from "./providers/provider-error.js";
+
+/** What the model is given on a call: the system prompt and the conversation. */
+export interface TurnContext {
+  system: string;
+  messages: ChatMessage[];
+}
+
+/** What a hook knows of the turn it runs in. */
+export interface HookTurn {
+  sessionKey: string;
+  sessionId: string;
+  runId: string;
+  trigger: string;
+  signal: AbortSignal;
+}
+
+/** A tool call's outcome as the loop records it. */
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
+export interface TurnHooks {
+  /** Rewrites the context before the first model call (memory recall, compaction). */
+  transformContext?(context: TurnContext, turn: HookTurn): Promise<TurnContext>;
+  /**
+   * The provider said the context is too long: return a smaller context to retry the call with
+   * (once per call), or undefined to let the turn fail.
+   */
+  onContextOverflow?(
+    context: TurnContext,
+    error: ProviderError,
+    turn: HookTurn,
+  ): Promise<TurnContext | undefined>;
+  /** Before a tool runs: return `{ block }` to refuse it (the model sees the reason as an error result). */
+  beforeToolCall?(call: ToolCall, turn: HookTurn): Promise<{ block: string } | undefined>;
+  /** After a tool ran (or was refused): may replace its outcome. */
+  afterToolCall?(call: ToolCall, outcome: ToolOutcome, turn: HookTurn): Promise<ToolOutcome>;
+  /**
+   * The model answered without calling a tool: return `{ continueWith }` to send it that text
+   * and go on instead of stopping (bounded by the turn's limits), or undefined to stop.
+   */
+  beforeStop?(answer: string, turn: HookTurn): Promise<{ continueWith: string } | undefined>;
+}
+
+/** Several hook sets as one: transforms chain in order, the first refusal or continuation wins. */
+export function composeHooks(sets: readonly TurnHooks[]): TurnHooks {
+  if (sets.length === 1 && sets[0]) return sets[0];
+  return {
+    async transformContext(context, turn) {
+      let out = context;
+      for (const h of sets) if (h.transformContext) out = await h.transformContext(out, turn);
+      return out;
+    },
+    async onContextOverflow(context, error, turn) {
+      for (const h of sets) {
+        const smaller = await h.onContextOverflow?.(context, error, turn);
+        if (smaller) return smaller;
+      }
+      return undefined;
+    },
+    async beforeToolCall(call, turn) {
+      for (const h of sets) {
+        const verdict = await h.beforeToolCall?.(call, turn);
+        if (verdict) return verdict;
+      }
+      return undefined;
+    },
+    async afterToolCall(call, outcome, turn) {
+      let out = outcome;
+      for (const h of sets) if (h.afterToolCall) out = await h.afterToolCall(call, out, turn);
+      return out;
+    },
+    async beforeStop(answer, turn) {
+      for (const h of sets) {
+        const verdict = await h.beforeStop?.(answer, turn);
+        if (verdict) return verdict;
+      }
+      return undefined;
+    },
+  };
+}

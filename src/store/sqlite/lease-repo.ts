@@ -1,0 +1,227 @@
+/**
+ * Session leases in SQLite (schema v5): which process runs a session, under which fence and
+ * until when; and the renewal, in one step, of everything one owner has in progress (its
+ * sessions, its running inbox rows, its sending outbox rows).
+ */
+import type { Database, Statement, Transaction } from "better-sqlite3";
+import type {
+  AcquiredSession,
+  LeaseRenewal,
+  LeaseRepo,
+  ReleasedSession,
+  SessionFence,
+  SessionLease,
+} from "../types.js";
+import { guard } from "./errors.js";
+
+interface LeaseRow {
+  session_key: string;
+  owner: string | null;
+  lease_until: number;
+  fence: number;
+}
+
+/**
+ * Throws TypeError unless `owner` is a non-empty string and `ttlMs` a positive whole number of
+ * milliseconds: a lease that cannot be held or never ends is a caller's bug, not a state.
+ */
+export function assertLeaseArgs(owner: string, ttlMs: number): void {
+  if (typeof owner !== "string" || owner === "") {
+    throw new TypeError(`lease owner must be a non-empty process instance id, got ${JSON.stringify(owner)}`);
+  }
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+    throw new TypeError(`lease ttlMs must be a whole number of milliseconds > 0, got ${ttlMs}`);
+  }
+}
+
+/**
+ * LeaseRepo over one better-sqlite3 connection. A lease row is written on the first grant and
+ * never deleted (a release clears its owner), so a session's fence only grows. The statements
+ * on inbox and outbox rows here are the lease side of those rows: extension, renewal, and the
+ * requeue of a session's runs when its lease changes hands.
+ *
+ * Invariant kept by every method: a running inbox row's lease never outlasts its session's
+ * lease (claim copies it, acquire and renew extend both together), so when a session lease has
+ * expired, so have its rows, and a new holder may requeue them at once.
+ */
+export class SqliteLeaseRepo implements LeaseRepo {
+  readonly #path: string;
+  readonly #byKey: Statement<[string], LeaseRow>;
+  readonly #insert: Statement<[{ sessionKey: string; owner: string; until: number }]>;
+  readonly #grant: Statement<[{ sessionKey: string; owner: string; until: number; fence: number }]>;
+  readonly #extendSessionRows: Statement<[{ sessionKey: string; owner: string; until: number; now: number }]>;
+  readonly #requeueExpiredOf: Statement<[{ sessionKey: string; now: number }]>;
+  readonly #release: Statement<[{ sessionKey: string; owner: string; fence: number }]>;
+  readonly #requeueOwnedOf: Statement<[{ sessionKey: string; owner: string; now: number }]>;
+  readonly #renewSessions: Statement<
+    [{ owner: string; until: number; now: number }],
+    { session_key: string }
+  >;
+  readonly #renewInbox: Statement<[{ owner: string; until: number; now: number }]>;
+  readonly #renewOutbox: Statement<[{ owner: string; until: number; now: number }]>;
+  readonly #acquireTx: Transaction<
+    (sessionKey: string, owner: string, now: number, ttlMs: number) => AcquiredSession | undefined
+  >;
+  readonly #releaseTx: Transaction<
+    (sessionKey: string, owner: string, fence: number, now: number) => ReleasedSession | undefined
+  >;
+  readonly #renewTx: Transaction<(owner: string, now: number, ttlMs: number) => LeaseRenewal>;
+  readonly #revokeTx: Transaction<(owner: string, now: number) => number>;
+
+  constructor(db: Database, path: string) {
+    this.#path = path;
+    this.#byKey = db.prepare("SELECT * FROM session_leases WHERE session_key = ?");
+    this.#insert = db.prepare(
+      `INSERT INTO session_leases (session_key, owner, lease_until, fence)
+       VALUES (@sessionKey, @owner, @until, 1)`,
+    );
+    this.#grant = db.prepare(
+      `UPDATE session_leases SET owner = @owner, lease_until = @until, fence = @fence
+       WHERE session_key = @sessionKey`,
+    );
+    // The IN terms let the planner seek the partial index inbox_unfinished by session.
+    this.#extendSessionRows = db.prepare(
+      `UPDATE inbox SET lease_until = @until
+       WHERE state IN ('received', 'queued', 'running') AND state = 'running'
+         AND session_key = @sessionKey AND owner = @owner AND lease_until > @now`,
+    );
+    this.#requeueExpiredOf = db.prepare(
+      `UPDATE inbox SET state = 'queued', owner = NULL, lease_until = NULL, updated_at = @now
+       WHERE state IN ('received', 'queued', 'running') AND state = 'running'
+         AND session_key = @sessionKey AND IFNULL(lease_until, 0) <= @now`,
+    );
+    this.#release = db.prepare(
+      `UPDATE session_leases SET owner = NULL, lease_until = 0
+       WHERE session_key = @sessionKey AND owner = @owner AND fence = @fence`,
+    );
+    this.#requeueOwnedOf = db.prepare(
+      `UPDATE inbox SET state = 'queued', owner = NULL, lease_until = NULL, updated_at = @now
+       WHERE state IN ('received', 'queued', 'running') AND state = 'running'
+         AND session_key = @sessionKey AND owner = @owner`,
+    );
+    this.#renewSessions = db.prepare(
+      `UPDATE session_leases SET lease_until = @until
+       WHERE owner = @owner AND lease_until > @now
+       RETURNING session_key`,
+    );
+    // After #renewSessions: the sessions still held are exactly those now leased until @until.
+    this.#renewInbox = db.prepare(
+      `UPDATE inbox SET lease_until = @until
+       WHERE state IN ('received', 'queued', 'running') AND state = 'running'
+         AND owner = @owner AND lease_until > @now
+         AND session_key IN (SELECT session_key FROM session_leases WHERE owner = @owner AND lease_until = @until)`,
+    );
+    // The IN term lets the planner use the partial index outbox_chat_unsent.
+    this.#renewOutbox = db.prepare(
+      `UPDATE outbox SET lease_until = @until
+       WHERE state IN ('pending', 'sending') AND state = 'sending' AND owner = @owner AND lease_until > @now`,
+    );
+
+    this.#acquireTx = db.transaction((sessionKey, owner, now, ttlMs) => {
+      const until = now + ttlMs;
+      const row = this.#byKey.get(sessionKey);
+      if (row && row.owner !== null && row.lease_until > now) {
+        if (row.owner !== owner) return undefined;
+        // Still ours: the same fence, the lease and our running rows extended together.
+        this.#grant.run({ sessionKey, owner, until, fence: row.fence });
+        this.#extendSessionRows.run({ sessionKey, owner, until, now });
+        return { sessionKey, owner, fence: row.fence, leaseUntil: until, requeued: 0 };
+      }
+      const fence = row ? row.fence + 1 : 1;
+      if (row) this.#grant.run({ sessionKey, owner, until, fence });
+      else this.#insert.run({ sessionKey, owner, until });
+      // A released lease left no running rows behind (release requeued them); a never-leased
+      // session may have rows from a claim without a lease or from before schema 5.
+      const requeued = row?.owner === null ? 0 : this.#requeueExpiredOf.run({ sessionKey, now }).changes;
+      return { sessionKey, owner, fence, leaseUntil: until, requeued };
+    });
+    this.#releaseTx = db.transaction((sessionKey, owner, fence, now) => {
+      if (this.#release.run({ sessionKey, owner, fence }).changes === 0) return undefined;
+      return { requeued: this.#requeueOwnedOf.run({ sessionKey, owner, now }).changes };
+    });
+    const revokeSessions = db.prepare<{ owner: string; now: number }>(
+      "UPDATE session_leases SET lease_until = @now WHERE owner = @owner AND lease_until > @now",
+    );
+    const revokeInbox = db.prepare<{ owner: string; now: number }>(
+      `UPDATE inbox SET lease_until = @now
+       WHERE state IN ('received', 'queued', 'running') AND state = 'running' AND owner = @owner AND lease_until > @now`,
+    );
+    const revokeOutbox = db.prepare<{ owner: string; now: number }>(
+      `UPDATE outbox SET lease_until = @now
+       WHERE state IN ('pending', 'sending') AND state = 'sending' AND owner = @owner AND lease_until > @now`,
+    );
+    this.#revokeTx = db.transaction((owner: string, now: number) => {
+      const sessions = revokeSessions.run({ owner, now }).changes;
+      revokeInbox.run({ owner, now });
+      revokeOutbox.run({ owner, now });
+      return sessions;
+    });
+    this.#renewTx = db.transaction((owner, now, ttlMs) => {
+      const until = now + ttlMs;
+      const sessions = this.#renewSessions
+        .all({ owner, until, now })
+        .map((r) => r.session_key)
+        .sort();
+      const inbox = sessions.length === 0 ? 0 : this.#renewInbox.run({ owner, until, now }).changes;
+      const outbox = this.#renewOutbox.run({ owner, until, now }).changes;
+      return { sessions, inbox, outbox };
+    });
+  }
+
+  async acquireSession(
+    sessionKey: string,
+    owner: string,
+    now: number,
+    ttlMs: number,
+  ): Promise<AcquiredSession | undefined> {
+    assertLeaseArgs(owner, ttlMs);
+    return guard(this.#path, () => this.#acquireTx.immediate(sessionKey, owner, now, ttlMs));
+  }
+
+  async releaseSession(
+    sessionKey: string,
+    owner: string,
+    fence: number,
+    now: number,
+  ): Promise<ReleasedSession | undefined> {
+    return guard(this.#path, () => this.#releaseTx.immediate(sessionKey, owner, fence, now));
+  }
+
+  async getSession(sessionKey: string, now: number): Promise<SessionLease | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#byKey.get(sessionKey);
+      if (!row || row.owner === null || row.lease_until <= now) return undefined;
+      return { sessionKey, owner: row.owner, fence: row.fence, leaseUntil: row.lease_until };
+    });
+  }
+
+  async revokeOwner(owner: string, now: number): Promise<number> {
+    return guard(this.#path, () => this.#revokeTx.immediate(owner, now));
+  }
+
+  async renew(owner: string, now: number, ttlMs: number): Promise<LeaseRenewal> {
+    assertLeaseArgs(owner, ttlMs);
+    return guard(this.#path, () => this.#renewTx.immediate(owner, now, ttlMs));
+  }
+
+  /**
+   * For claim, inside its transaction: the session lease's expiry if `lease` is its current
+   * holder and fence and it is unexpired at `now`; undefined otherwise.
+   */
+  heldUntilInTransaction(sessionKey: string, lease: SessionFence, now: number): number | undefined {
+    const row = this.#byKey.get(sessionKey);
+    if (!row || row.owner !== lease.owner || row.fence !== lease.fence || row.lease_until <= now)
+      return undefined;
+    return row.lease_until;
+  }
+
+  /**
+   * For commitTurn and a fenced append, inside their transaction: is `lease` the session's
+   * current holder and fence? Expiry alone does not matter: only a new grant moves the fence,
+   * and until one happens nobody else has written for the session.
+   */
+  isCurrentInTransaction(sessionKey: string, lease: SessionFence): boolean {
+    const row = this.#byKey.get(sessionKey);
+    return row !== undefined && row.owner === lease.owner && row.fence === lease.fence;
+  }
+}
