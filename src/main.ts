@@ -113,12 +113,6 @@ async function assemble(
   const metrics = new GatewayMetrics();
 
   const { router: models, simulator, provider } = await buildModelRouter(options, onOpened);
-  if (models.simulated) {
-    logger.warn(
-      { model: config.agent.model },
-      "no model API key configured: replies are SIMULATED by the built-in model simulator (set ANTHROPIC_API_KEY or OPENAI_API_KEY for real answers)",
-    );
-  }
 
   const { pool, lanes } = buildLanes(config, clock, metrics, logger);
 

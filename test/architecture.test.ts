@@ -158,9 +158,9 @@ describe("architecture", () => {
     ).toEqual([]);
   });
 
-  it("keeps types.ts files free of runtime code (contracts only)", () => {
+  it("keeps types.ts files and the store's repository contracts free of runtime code", () => {
     const offenders = files(SRC)
-      .filter((f) => f.endsWith("/types.ts"))
+      .filter((f) => f.endsWith("/types.ts") || relative(SRC, f).startsWith("store/repos/"))
       .flatMap((f) => {
         const code = readFileSync(f, "utf8")
           .replace(/\/\*[\s\S]*?\*\//g, "")

@@ -68,5 +68,11 @@ export async function buildModelRouter(
     clock: options.clock ?? systemClock,
     logger: logger.child({ name: "provider.retry" }),
   });
+  if (provider.simulated) {
+    logger.warn(
+      { model: config.agent.model },
+      "no model API key configured: replies are SIMULATED by the built-in model simulator (set ANTHROPIC_API_KEY or OPENAI_API_KEY for real answers)",
+    );
+  }
   return { router: new ModelRouter({ provider, model: choice.model }), simulator, provider };
 }

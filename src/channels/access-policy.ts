@@ -7,7 +7,7 @@
  */
 import { randomInt } from "node:crypto";
 import { z } from "zod";
-import type { PairingRepo } from "../store/types.js";
+import type { PairingRepo } from "../store/repos/pairing-repo.js";
 import { NOT_MENTIONED } from "../store/reasons.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";

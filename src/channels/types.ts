@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import type { RouteHandler } from "../http/server.js";
-import type { PairingRepo } from "../store/types.js";
+import type { PairingRepo } from "../store/repos/pairing-repo.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 

@@ -6,7 +6,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
-import type { SessionSummary, Store, TranscriptEvent } from "../store/types.js";
+import type { SessionSummary } from "../store/repos/session-repo.js";
+import type { TranscriptEvent } from "../store/repos/transcript-repo.js";
+import type { Store } from "../store/types.js";
 import { StoreError } from "../store/store-error.js";
 import type { CliOptions } from "./main.js";
 

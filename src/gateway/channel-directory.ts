@@ -3,7 +3,7 @@
  * channels the outbox may claim rows for, what the router starts and stops.
  */
 import type { Channel, ChatTarget } from "../channels/types.js";
-import type { ChannelAccount } from "../store/types.js";
+import type { ChannelAccount } from "../store/repos/outbox-repo.js";
 
 /** Owns the set of running channel instances. */
 export class ChannelDirectory {

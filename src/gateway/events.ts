@@ -4,7 +4,7 @@
  * component holds a late-bound reference to another.
  */
 import type { TokenUsage } from "../harness/providers/types.js";
-import type { RunRecord } from "../store/types.js";
+import type { RunRecord } from "../store/repos/run-repo.js";
 
 /** Everything the bus carries. */
 export type GatewayEvent =

@@ -1,4 +1,4 @@
-import type { OutboxRecord } from "../store/types.js";
+import type { OutboxRecord } from "../store/repos/outbox-repo.js";
 import { backoffDelayMs } from "../util/backoff.js";
 import type { TimerHandle } from "../util/clock.js";
 import {
@@ -24,7 +24,8 @@ import { OutboxSender } from "./outbox-send.js";
  * once more at stop(); meanwhile the row stays `sending`, holding back only its chat, and takes
  * no send slot, so neither idle() nor stop() waits on a broken store. What is left `sending`
  * when the process stops or dies (a send interrupted by stop(), a receipt never recorded) goes
- * back to `pending` at the next start (Store.resetSending), so that one chunk can be sent twice;
+ * back to `pending` once its claim's lease has run out (OutboxRepo.resetExpired, at the next
+ * start or a live gateway's takeover sweep), so that one chunk can be sent twice;
  * so can a send that timed out but reached the platform. Channels with idempotent sends get a
  * stable `idempotencyKey` (`outbox-<id>`) to close that window.
  */

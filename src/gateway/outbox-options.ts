@@ -1,6 +1,7 @@
 /** The outbox dispatcher's options, their defaults, and their checks. */
 import type { Channel, ChatTarget } from "../channels/types.js";
-import type { ChannelAccount, Store } from "../store/types.js";
+import type { ChannelAccount } from "../store/repos/outbox-repo.js";
+import type { Store } from "../store/types.js";
 import { type Clock, MAX_TIMER_MS } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import type { GatewayMetrics } from "./metrics.js";

@@ -6,7 +6,8 @@
  */
 import type { Channel, ChatTarget, OutboundMessage, SendReceipt } from "../channels/types.js";
 import { ChannelSendError } from "../channels/errors.js";
-import type { OutboxRecord, Store } from "../store/types.js";
+import type { OutboxRecord } from "../store/repos/outbox-repo.js";
+import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import type { GatewayMetrics } from "./metrics.js";

@@ -5,7 +5,7 @@
  */
 import { chunkText } from "../channels/chunking.js";
 import type { Channel, ChatTarget, InboundMessage } from "../channels/types.js";
-import type { OutboxInsert } from "../store/types.js";
+import type { OutboxInsert } from "../store/repos/outbox-repo.js";
 
 /** The chat a message came from, where its replies go. */
 export function chatTargetOf(m: InboundMessage): ChatTarget {

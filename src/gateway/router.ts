@@ -12,7 +12,8 @@ import type {
   InboundSink,
 } from "../channels/types.js";
 import { SinkUnavailableError } from "../channels/errors.js";
-import type { InboxRecord, Store } from "../store/types.js";
+import type { InboxRecord } from "../store/repos/inbox-repo.js";
+import type { Store } from "../store/types.js";
 import { COMMAND_REASON_PREFIX, NOT_MENTIONED } from "../store/reasons.js";
 import { StoreError } from "../store/store-error.js";
 import type { Clock } from "../util/clock.js";

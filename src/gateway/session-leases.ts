@@ -6,7 +6,8 @@
  * takes over work whose owner died (expired leases) and schedules queued sessions this process
  * may claim but has no turn for (messages another process accepted, or left behind).
  */
-import type { SessionFence, Store } from "../store/types.js";
+import type { SessionFence } from "../store/repos/lease-repo.js";
+import type { Store } from "../store/types.js";
 import type { Clock, TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 

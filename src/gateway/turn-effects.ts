@@ -3,7 +3,7 @@
  * log line of a committed run.
  */
 import type { Channel, ChatTarget } from "../channels/types.js";
-import type { RunRecord } from "../store/types.js";
+import type { RunRecord } from "../store/repos/run-repo.js";
 import type { Clock, TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import type { AgentRunResult } from "../harness/run.js";

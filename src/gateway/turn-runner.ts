@@ -10,7 +10,8 @@ import type { AgentSession } from "../harness/agent-session.js";
 import type { ModelRouter } from "../harness/providers/model-router.js";
 import { ZERO_USAGE } from "../harness/providers/usage.js";
 import type { AgentRunResult } from "../harness/run.js";
-import type { CommitTurn, SessionFence, Store } from "../store/types.js";
+import type { SessionFence } from "../store/repos/lease-repo.js";
+import type { CommitTurn, Store } from "../store/types.js";
 import { backoffDelayMs } from "../util/backoff.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
@@ -68,6 +69,9 @@ export class TurnRunner {
       events.emit({ type: "turn_ended", sessionKey });
       return;
     }
+    // An unsaved turn (the store kept failing) keeps its lease, renewed: its messages stay
+    // `running` and are redone after a restart, not retried at once against a failing disk.
+    let keepLease = false;
     try {
       const sessionId = await this.#sessionId(sessionKey);
       const runId = newId("run");
@@ -75,13 +79,14 @@ export class TurnRunner {
       if (!turn) return; // another turn (collect/steer) already took the messages
       const log = this.#o.logger.child({ runId, sessionKey, trigger: turn.trigger });
       log.debug({ inboxIds: turn.inboxIds }, "turn started");
-      await this.#execute(sessionKey, sessionId, runId, lease, turn, lane, log);
+      keepLease = (await this.#execute(sessionKey, sessionId, runId, lease, turn, lane, log)) === "unsaved";
     } finally {
-      await leases
-        .release(sessionKey, lease)
-        .catch((err: unknown) =>
-          this.#o.logger.warn({ err, sessionKey }, "could not release the session lease (it expires)"),
-        );
+      if (!keepLease)
+        await leases
+          .release(sessionKey, lease)
+          .catch((err: unknown) =>
+            this.#o.logger.warn({ err, sessionKey }, "could not release the session lease (it expires)"),
+          );
       events.emit({ type: "turn_ended", sessionKey });
     }
   }
@@ -101,7 +106,7 @@ export class TurnRunner {
     turn: PreparedTurn,
     lane: LaneTaskContext,
     log: Logger,
-  ): Promise<void> {
+  ): Promise<"unsaved" | undefined> {
     const o = this.#o;
     const { target } = turn;
     const channel = target ? o.channelFor(target) : undefined;
@@ -163,7 +168,7 @@ export class TurnRunner {
       const committed = await this.#commit({ ...commit, outbox }, lane.signal, log);
       if (committed === "unsaved") {
         o.events.emit({ type: "turn_unsaved", sessionKey, inboxIds: turn.inboxIds });
-        return;
+        return "unsaved";
       }
       if (!committed) {
         log.warn(
@@ -219,7 +224,7 @@ export class TurnRunner {
                   sessionKey,
                   sessionId,
                   runId,
-                  { all: true },
+                  { all: true, lease },
                   o.clock.now(),
                 );
                 for (const r of more) turn.inboxIds.push(r.id);

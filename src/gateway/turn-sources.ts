@@ -6,7 +6,11 @@
 import type { ChatTarget } from "../channels/types.js";
 import type { TurnTrigger } from "../harness/agent-session.js";
 import { heartbeatDelivery, heartbeatTriggerText } from "../harness/heartbeat.js";
-import type { InboxRecord, RunTrigger, SessionFence, Store, TranscriptPayload } from "../store/types.js";
+import type { InboxRecord } from "../store/repos/inbox-repo.js";
+import type { SessionFence } from "../store/repos/lease-repo.js";
+import type { RunTrigger } from "../store/repos/run-repo.js";
+import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
+import type { Store } from "../store/types.js";
 import { chatTargetOf } from "./replies.js";
 
 /** A turn's work, claimed and ready to run. */

@@ -5,7 +5,8 @@
  * and runs the loop. Everything before the final answer is appended as it happens; the final
  * answer (or the failure) is returned for the caller to commit with its replies.
  */
-import type { SessionFence, TranscriptEvent, TranscriptPayload } from "../store/types.js";
+import type { SessionFence } from "../store/repos/lease-repo.js";
+import type { TranscriptEvent, TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { type TurnHooks, composeHooks } from "./hooks.js";

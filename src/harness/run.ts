@@ -6,7 +6,7 @@
  * at most the step in flight. The final assistant message is returned, not appended: the caller
  * commits it atomically with the outbox rows that deliver it.
  */
-import type { TranscriptPayload } from "../store/types.js";
+import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Logger } from "../util/logger.js";
 import type { HookTurn, TurnHooks } from "./hooks.js";
 import type { ModelAccess } from "./providers/model-router.js";

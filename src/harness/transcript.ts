@@ -3,7 +3,7 @@
  * tool call without its result; providers reject such a history, so the next run first
  * appends a synthetic error result for each orphaned call.
  */
-import type { TranscriptEvent, TranscriptPayload } from "../store/types.js";
+import type { TranscriptEvent, TranscriptPayload } from "../store/repos/transcript-repo.js";
 import { formatBytes } from "../util/format-bytes.js";
 import type { ChatMessage } from "./providers/types.js";
 

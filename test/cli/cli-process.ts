@@ -111,7 +111,10 @@ export async function seedDeadReply(home: string, text: string, error: string): 
       now,
     );
     await store.inbox.markQueued(record.id, now);
-    const [claimed] = await store.inbox.claim(sessionKey, "ses-1", "run-1", { all: false }, now);
+    // Claimed and committed under a session lease, as a gateway does; given back afterwards.
+    const lease = await store.leases.acquireSession(sessionKey, "gw_seed", now, 60_000);
+    if (!lease) throw new Error("seedDeadReply: the session lease was refused");
+    const [claimed] = await store.inbox.claim(sessionKey, "ses-1", "run-1", { all: false, lease }, now);
     if (!claimed) throw new Error("seedDeadReply: nothing claimed");
     await store.commitTurn(
       {
@@ -145,9 +148,11 @@ export async function seedDeadReply(home: string, text: string, error: string): 
           errorKind: null,
           error: null,
         },
+        lease,
       },
       now,
     );
+    await store.leases.releaseSession(sessionKey, lease.owner, lease.fence, now);
     for (const row of await store.outbox.claimDue(now, 10)) await store.outbox.markDead(row.id, error, now);
   } finally {
     store.close();

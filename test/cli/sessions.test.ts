@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
 import type { Store } from "../../src/store/types.js";
+import { appendLeased } from "../contract/store/fixtures.js";
 import { spawnGateway } from "../helpers/gateway-process.js";
 import { removeTempDirs, runCli, tempDir } from "./cli-process.js";
 
@@ -22,7 +23,8 @@ function open(home: string): Store {
 /** A Telegram DM with a finished turn (tool call and result) 5 minutes ago, a heartbeat 3 hours ago, and a turn running now. */
 async function seed(store: Store, now: number): Promise<void> {
   await store.sessions.ensure(DM, "ses-1", { channel: "telegram", accountId: "default", chatId: "42" }, now);
-  await store.transcript.append(
+  await appendLeased(
+    store,
     DM,
     "ses-1",
     "run-1",
@@ -53,7 +55,8 @@ async function seed(store: Store, now: number): Promise<void> {
     now - 5 * MIN,
   );
   await store.sessions.ensure("agent:main:heartbeat", "ses-h", null, now);
-  await store.transcript.append(
+  await appendLeased(
+    store,
     "agent:main:heartbeat",
     "ses-h",
     "run-h",

@@ -5,7 +5,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { HeartbeatScheduler } from "../../src/cron/heartbeat-scheduler.js";
 import { GlobalLane } from "../../src/gateway/lanes/global-lane.js";
-import { LaneQueue, type LaneQueueEvent } from "../../src/gateway/lanes/lane-queue.js";
+import { LaneQueue } from "../../src/gateway/lanes/lane-queue.js";
+import type { LaneQueueEvent } from "../../src/gateway/lanes/types.js";
 import { ManualClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 

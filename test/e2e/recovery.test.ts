@@ -61,7 +61,10 @@ describe("start-up recovery", () => {
     const { record } = await store.inbox.receive(httpMessage("ann", "read my notes", "m1"), sessionKey, 1);
     await store.inbox.markQueued(record.id, 1);
     await store.sessions.ensure(sessionKey, "ses-1", null, 1);
-    await store.inbox.claim(sessionKey, "ses-1", "run-crashed", { all: false }, 2);
+    // The crashed process held the session's lease (long expired by the time the gateway starts).
+    const lease = await store.leases.acquireSession(sessionKey, "gw_crashed", 2, 1_000);
+    if (!lease) throw new Error("the session lease was refused");
+    await store.inbox.claim(sessionKey, "ses-1", "run-crashed", { all: false, lease }, 2);
     await store.transcript.append(
       sessionKey,
       "ses-1",
@@ -74,6 +77,7 @@ describe("start-up recovery", () => {
         },
       ],
       3,
+      lease,
     );
     store.close(); // the process died here: the message is `running`, the call has no result
 

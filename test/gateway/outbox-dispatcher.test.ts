@@ -10,7 +10,8 @@ import { GatewayMetrics } from "../../src/gateway/metrics.js";
 import { OutboxDispatcher } from "../../src/gateway/outbox-dispatcher.js";
 import type { OutboxDispatcherOptions } from "../../src/gateway/outbox-options.js";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
-import type { OutboxRepo, Store } from "../../src/store/types.js";
+import type { OutboxRepo } from "../../src/store/repos/outbox-repo.js";
+import type { Store } from "../../src/store/types.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { ManualClock } from "../../src/util/clock.js";
 import { createLogger, silentLogger } from "../../src/util/logger.js";
@@ -121,7 +122,10 @@ async function seedTurn(store: Store, clock: ManualClock, texts: string[], chatI
   );
   await store.inbox.markQueued(record.id, clock.now());
   const runId = `run-${record.id}`;
-  await store.inbox.claim(sessionKey, "ses1", runId, { all: false }, clock.now());
+  // Claimed and committed under the session's lease, as a turn is; given back afterwards.
+  const lease = await store.leases.acquireSession(sessionKey, "gw_seed", clock.now(), 60_000);
+  if (!lease) throw new Error("seedTurn: the session lease was refused");
+  await store.inbox.claim(sessionKey, "ses1", runId, { all: false, lease }, clock.now());
   const ok = await store.commitTurn(
     {
       sessionKey,
@@ -152,10 +156,12 @@ async function seedTurn(store: Store, clock: ManualClock, texts: string[], chatI
         errorKind: null,
         error: null,
       },
+      lease,
     },
     clock.now(),
   );
   expect(ok).toBe(true);
+  await store.leases.releaseSession(sessionKey, lease.owner, lease.fence, clock.now());
 }
 
 describe("OutboxDispatcher", () => {

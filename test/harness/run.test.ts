@@ -20,7 +20,7 @@ import {
   runAgent,
 } from "../../src/harness/run.js";
 import { ToolRegistry } from "../../src/harness/tools/registry.js";
-import type { TranscriptPayload } from "../../src/store/types.js";
+import type { TranscriptPayload } from "../../src/store/repos/transcript-repo.js";
 import { ManualClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { ModelSimulator, defaultResponder } from "../fakes/model-simulator.js";

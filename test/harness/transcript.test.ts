@@ -9,7 +9,7 @@ import {
   toChatMessages,
   userContent,
 } from "../../src/harness/transcript.js";
-import type { TranscriptEvent, TranscriptPayload } from "../../src/store/types.js";
+import type { TranscriptEvent, TranscriptPayload } from "../../src/store/repos/transcript-repo.js";
 
 let nextId = 0;
 function events(...payloads: TranscriptPayload[]): TranscriptEvent[] {

@@ -162,7 +162,9 @@ describe("openSqliteStore", () => {
         3,
         "queued",
       );
-      const [claimed] = await store.inbox.claim("http:ann", "ses", "run-new", { all: false }, 3);
+      const lease = await store.leases.acquireSession("http:ann", "gw_test", 3, 60_000);
+      if (!lease) throw new Error("the session lease was refused");
+      const [claimed] = await store.inbox.claim("http:ann", "ses", "run-new", { all: false, lease }, 3);
       const target = { channel: "http", accountId: "default", chatId: "ann" } as const;
       const reply = {
         target,
@@ -198,6 +200,7 @@ describe("openSqliteStore", () => {
           events: [],
           outbox: [reply],
           run,
+          lease,
         },
         4,
       );

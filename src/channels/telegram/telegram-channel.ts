@@ -1,41 +1,34 @@
 /**
  * Telegram through grammY: long polling (default) or a webhook on the gateway's HTTP server.
- * An update's offset is confirmed only after the message is committed to the inbox, so a
- * crash re-delivers it and the inbox dedupe makes it count once. An update our own code cannot
- * handle is given up after a few attempts, so one bad update never blocks the bot. Replies go
- * out as Telegram HTML (plain text if Telegram rejects the entities), threaded to the message
- * they answer.
+ * This file is the channel's lifecycle: connecting (getMe, setMyCommands, then polling or
+ * setWebhook; retried in the background while Telegram is unreachable) and stopping. Updates
+ * are committed by TelegramIntake (telegram-intake.ts), replies go out through TelegramSender
+ * (telegram-sender.ts).
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Bot } from "grammy";
-import type { Update, UserFromGetMe } from "grammy/types";
+import type { UserFromGetMe } from "grammy/types";
 import { backoffDelayMs } from "../../util/backoff.js";
 import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import type { RouteRegistrar } from "../types.js";
 import type {
-  Attachment,
   Channel,
   ChannelLimits,
   ChatTarget,
-  InboundMessage,
   InboundSink,
   OutboundMessage,
   SendReceipt,
 } from "../types.js";
-import { ChannelSendError, SinkUnavailableError } from "../errors.js";
-import { downloadTelegramFile } from "./download.js";
-import { type TelegramFailure, configProblem, toSendError, toTelegramFailure } from "./errors.js";
-import { htmlToText, renderTelegramChunks } from "./format.js";
-import { type AddressingRules, mapUpdate } from "./inbound.js";
+import { type TelegramFailure, configProblem, toTelegramFailure } from "./errors.js";
 import { TelegramPoller } from "./polling.js";
-import { StreamingPreviews, messageIdOf } from "./preview.js";
-import { readWebhookUpdate } from "./webhook.js";
+import { TelegramIntake } from "./telegram-intake.js";
+import { TelegramSender } from "./telegram-sender.js";
 
 type Grammy = typeof import("grammy");
 /** grammY types its AbortSignal from the abort-controller shim; Node's own is what it gets at run time. */
 type GrammySignal = Parameters<Bot["api"]["getUpdates"]>[1];
 
+/** One Telegram account's settings (module.ts builds them from the config) and seams. */
 export interface TelegramChannelOptions {
   accountId: string;
   token: string;
@@ -79,15 +72,12 @@ export interface TelegramChannelOptions {
 /** Updates the gateway asks Telegram for. */
 const ALLOWED_UPDATES = ["message", "edited_message"] as const;
 
-/** What handling one update came to. */
-type Handled = "done" | "aborted";
-
+/** One Telegram bot account as a Channel (see the file header). */
 export class TelegramChannel implements Channel {
   readonly name = "telegram" as const;
   readonly accountId: string;
   readonly limits: ChannelLimits = { maxMessageChars: 4096, formatting: "telegram-html" };
   readonly #o: TelegramChannelOptions;
-  readonly #rules: AddressingRules;
   #grammy: Grammy | undefined;
   #bot: Bot | undefined;
   #me: UserFromGetMe | undefined;
@@ -97,22 +87,32 @@ export class TelegramChannel implements Channel {
   #connecting: Promise<void> | undefined;
   #poller: TelegramPoller | undefined;
   #polling: Promise<unknown> | undefined;
-  readonly #previews: StreamingPreviews;
+  readonly #intake: TelegramIntake;
+  readonly #sender: TelegramSender;
   readonly #clock: Clock;
 
   constructor(options: TelegramChannelOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
     this.accountId = options.accountId;
-    this.#rules = {
-      mentionPatterns: options.mentionPatterns.map((p) => new RegExp(p, "i")),
-      commands: new Set(options.commands.map((c) => c.command.toLowerCase())),
-    };
-    this.#previews = new StreamingPreviews({
-      api: () => this.#bot?.api,
-      editIntervalMs: options.previewEditIntervalMs ?? 1_000,
+    this.#intake = new TelegramIntake({
+      ...options,
+      rules: {
+        mentionPatterns: options.mentionPatterns.map((p) => new RegExp(p, "i")),
+        commands: new Set(options.commands.map((c) => c.command.toLowerCase())),
+      },
       clock: this.#clock,
-      logger: options.logger,
+      sink: () => this.#sink,
+      me: () => this.#me,
+      bot: () => this.#bot,
+      life: () => this.#life,
+    });
+    this.#sender = new TelegramSender({
+      ...options,
+      maxMessageChars: this.limits.maxMessageChars,
+      clock: this.#clock,
+      bot: () => this.#bot,
+      failure: (err) => this.#failure(err),
     });
     if (options.mode === "webhook") {
       if (!options.webhook || !options.server) {
@@ -120,7 +120,7 @@ export class TelegramChannel implements Channel {
           `telegram account ${options.accountId}: webhook mode needs webhook settings and the gateway server`,
         );
       }
-      options.server.route("POST", options.webhook.path, (req, res) => this.#onWebhook(req, res));
+      options.server.route("POST", options.webhook.path, (req, res) => this.#intake.webhook(req, res));
     }
   }
 
@@ -180,7 +180,7 @@ export class TelegramChannel implements Channel {
       label: this.#label(),
       getUpdates: (params, signal) =>
         bot.api.getUpdates({ ...params, allowed_updates: [...ALLOWED_UPDATES] }, signal as GrammySignal),
-      handle: async (update, signal) => (await this.#handle(update, signal, "retry")) === "done",
+      handle: async (update, signal) => (await this.#intake.handle(update, signal, "retry")) === "done",
       failure: (err) => this.#failure(err),
       pollTimeoutSeconds: o.pollTimeoutSeconds ?? 30,
       ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
@@ -218,7 +218,7 @@ export class TelegramChannel implements Channel {
 
   async stop(): Promise<void> {
     this.#sink = undefined;
-    this.#previews.clear();
+    this.#sender.forgetPreviews();
     if (this.#life) {
       this.#life.abort();
       await this.#connecting;
@@ -236,256 +236,23 @@ export class TelegramChannel implements Channel {
     this.#bot = undefined;
   }
 
-  // ------------------------------------------------------------------ inbound
-
-  async #onWebhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const update = await readWebhookUpdate(req, res, {
-      secret: this.#o.webhook?.secret ?? "",
-      maxBytes: this.#o.server?.maxBodyBytes ?? 1_048_576,
-    });
-    if (!update) return;
-    const life = this.#life;
-    if (!life || life.signal.aborted) {
-      res.writeHead(503).end();
-      return;
-    }
-    try {
-      const handled = await this.#handle(update, life.signal, "throw");
-      res.writeHead(handled === "done" ? 200 : 503).end();
-    } catch (err) {
-      // Not committed: a non-2xx makes Telegram deliver it again.
-      this.#o.logger.error({ err, updateId: update.update_id }, "could not commit a Telegram webhook update");
-      res.writeHead(err instanceof SinkUnavailableError ? 503 : 500).end();
-    }
-  }
-
-  /**
-   * Maps an update, downloads its files and commits it through the sink. A commit failure
-   * (the store failing, the gateway draining) is retried until it succeeds or the channel stops
-   * (`onCommitFailure: "retry"`, polling) or thrown (`"throw"`, webhook: Telegram retries). Any
-   * other failure is our own (mapping, download, a bug): logged with the update id and, after
-   * `updateMaxAttempts`, given up so the updates behind it keep flowing.
-   */
-  async #handle(update: Update, signal: AbortSignal, onCommitFailure: "retry" | "throw"): Promise<Handled> {
-    const log = this.#o.logger;
-    const maxFaults = this.#o.updateMaxAttempts ?? 3;
-    const updateId = update.update_id;
-    let message: InboundMessage | null | undefined;
-    let faults = 0;
-    for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) return "aborted";
-      const sink = this.#sink;
-      // Not started (a webhook delivery before getMe answered) or stopped: not ours to drop.
-      if (!sink || !this.#me) return "aborted";
-      let stage: "prepare" | "commit" = "prepare";
-      try {
-        if (message === undefined) message = await this.#toInbound(update, signal);
-        if (message === null) return "done";
-        if (signal.aborted) return "aborted"; // stopped mid-download: leave it for redelivery
-        stage = "commit";
-        await sink.accept(message);
-        return "done";
-      } catch (err) {
-        if (signal.aborted) return "aborted";
-        if (stage === "commit" && err instanceof SinkUnavailableError) {
-          if (onCommitFailure === "throw") throw err;
-          const waitMs = Math.max(err.retryAfterMs, this.#backoffMs(attempt));
-          log.warn(
-            { err, updateId, retryInMs: waitMs },
-            "could not commit a Telegram update; it stays unconfirmed and is retried",
-          );
-          await this.#pause(waitMs, signal);
-          continue;
-        }
-        faults++;
-        if (faults >= maxFaults) {
-          log.error(
-            { err, updateId, attempts: faults, stage },
-            `giving up on Telegram update ${updateId} after ${faults} failed attempts; it is skipped`,
-          );
-          return "done";
-        }
-        log.warn(
-          { err, updateId, attempt: faults, stage },
-          "could not handle a Telegram update; trying again",
-        );
-        await this.#pause(this.#backoffMs(faults), signal);
-      }
-    }
-  }
-
-  #backoffMs(attempt: number): number {
-    return backoffDelayMs(attempt, {
-      baseMs: this.#o.retryBaseMs ?? 500,
-      maxMs: 30_000,
-      random: this.#o.random,
-    });
-  }
-
-  /** Waits `ms`, or less when `signal` aborts (the caller checks `signal.aborted`). */
-  async #pause(ms: number, signal: AbortSignal): Promise<void> {
-    await this.#clock.sleep(ms, signal).catch(() => undefined);
-  }
-
-  /** The update as an inbound message with its files saved, or null when it is not one. */
-  async #toInbound(update: Update, signal: AbortSignal): Promise<InboundMessage | null> {
-    const me = this.#me;
-    const bot = this.#bot;
-    if (!me || !bot) throw new Error("telegram channel is not started");
-    const mapped = mapUpdate(update, me, this.#rules);
-    if (mapped.type === "ignore") {
-      this.#o.logger.info({ updateId: update.update_id, why: mapped.why }, "telegram update ignored");
-      return null;
-    }
-    const notes: string[] = [];
-    const attachments: Attachment[] = [];
-    const base: InboundMessage = {
-      channel: "telegram",
-      accountId: this.accountId,
-      chatId: mapped.chatId,
-      ...(mapped.threadId ? { threadId: mapped.threadId } : {}),
-      senderId: mapped.senderId,
-      senderName: mapped.senderName,
-      isDirect: mapped.isDirect,
-      mentionsBot: mapped.mentionsBot,
-      text: mapped.text,
-      attachments,
-      platformMessageId: `${mapped.chatId}:${mapped.message.message_id}`,
-      ...(mapped.replyToText ? { replyToText: mapped.replyToText } : {}),
-      receivedAt: this.#clock.now(),
-    };
-    // Files of a sender who will not reach the agent (unknown, not addressed) never reach disk.
-    const files = mapped.files.length > 0 && (await this.#sink?.admits?.(base)) === false ? [] : mapped.files;
-    if (files.length < mapped.files.length) {
-      this.#o.logger.info(
-        { updateId: update.update_id, chatId: mapped.chatId, files: mapped.files.length },
-        "attachments not downloaded: the sender is not admitted",
-      );
-    }
-    for (const file of files) {
-      const saved = await downloadTelegramFile(
-        file,
-        { chatId: mapped.chatId, threadId: mapped.threadId, messageId: mapped.message.message_id },
-        {
-          api: bot.api,
-          apiRoot: this.#o.apiRoot,
-          token: this.#o.token,
-          workspaceDir: this.#o.workspaceDir,
-          maxBytes: this.#o.mediaMaxBytes,
-          timeoutMs: this.#o.downloadTimeoutMs ?? 30_000,
-          limitSetting: "channels.telegram.mediaMaxMb",
-          clock: this.#clock,
-        },
-        signal,
-      );
-      if (typeof saved === "string") {
-        this.#o.logger.warn(
-          { updateId: update.update_id, chatId: mapped.chatId, fileId: file.fileId, note: saved },
-          "attachment not saved",
-        );
-        notes.push(saved);
-      } else attachments.push(saved);
-    }
-    const text = [mapped.text, ...notes].filter((t) => t.length > 0).join("\n");
-    return { ...base, text };
-  }
-
-  // ------------------------------------------------------------------ outbound
+  // ------------------------------------------------------------------ outbound (telegram-sender.ts)
 
   /** Markdown → Telegram HTML chunks of at most 4096 characters, never splitting a code block. */
   prepare(markdown: string): string[] {
-    return renderTelegramChunks(markdown, this.limits.maxMessageChars).map((c) => c.html);
+    return this.#sender.prepare(markdown);
   }
 
-  async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt> {
-    const bot = this.#requireBot();
-    const abort = signal as GrammySignal;
-    const chatId = message.chatId;
-    const threadId = message.threadId ? Number(message.threadId) : undefined;
-    const replyToId = messageIdOf(message.replyTo);
-    const preview = await this.#previews.take(message);
-    try {
-      if (preview) {
-        const finished = await this.#finishPreview(bot, chatId, preview.messageId, message.text, abort);
-        // Done, or gone (deleted by the user): either way the preview is forgotten.
-        preview.done();
-        if (finished) return { platformMessageId: String(preview.messageId) };
-      }
-      const other = {
-        ...(threadId ? { message_thread_id: threadId } : {}),
-        ...(replyToId !== undefined
-          ? { reply_parameters: { message_id: replyToId, allow_sending_without_reply: true } }
-          : {}),
-      };
-      try {
-        const sent = await bot.api.sendMessage(chatId, message.text, { ...other, parse_mode: "HTML" }, abort);
-        return { platformMessageId: String(sent.message_id) };
-      } catch (err) {
-        if (this.#failure(err).kind !== "bad_entities") throw err;
-        this.#o.logger.warn(
-          { chatId, err: this.#failure(err).description },
-          "Telegram rejected the formatting; sending plain text",
-        );
-        const sent = await bot.api.sendMessage(
-          chatId,
-          htmlToText(message.text, this.limits.maxMessageChars),
-          other,
-          abort,
-        );
-        return { platformMessageId: String(sent.message_id) };
-      }
-    } catch (err) {
-      const sendError = this.#toSendError(err, chatId);
-      // A retryable failure leaves the preview in place (closed), so the retry edits it again
-      // instead of sending a second message next to a stale partial one.
-      if (preview && !sendError.retryable) preview.done();
-      throw sendError;
-    }
+  send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt> {
+    return this.#sender.send(message, signal);
   }
 
-  /**
-   * Puts the final text into the preview message. Resolves false when the preview is gone
-   * (the user deleted it) so the caller sends a fresh message; throws other failures.
-   */
-  async #finishPreview(
-    bot: Bot,
-    chatId: string,
-    previewId: number,
-    html: string,
-    signal: GrammySignal,
-  ): Promise<boolean> {
-    const edit = async (text: string, other: { parse_mode?: "HTML" }): Promise<boolean> => {
-      try {
-        await bot.api.editMessageText(chatId, previewId, text, other, signal);
-        return true;
-      } catch (err) {
-        const kind = this.#failure(err).kind;
-        if (kind === "not_modified") return true;
-        if (kind === "message_gone") return false;
-        throw err;
-      }
-    };
-    try {
-      return await edit(html, { parse_mode: "HTML" });
-    } catch (err) {
-      if (this.#failure(err).kind !== "bad_entities") throw err;
-    }
-    return edit(htmlToText(html, this.limits.maxMessageChars), {});
+  typing(target: ChatTarget): Promise<void> {
+    return this.#sender.typing(target);
   }
 
-  async typing(target: ChatTarget): Promise<void> {
-    const threadId = target.threadId ? Number(target.threadId) : undefined;
-    await this.#requireBot().api.sendChatAction(
-      target.chatId,
-      "typing",
-      threadId ? { message_thread_id: threadId } : {},
-    );
-  }
-
-  async edit(target: ChatTarget, platformMessageId: string, text: string): Promise<void> {
-    await this.#requireBot().api.editMessageText(target.chatId, Number(platformMessageId), text, {
-      parse_mode: "HTML",
-    });
+  edit(target: ChatTarget, platformMessageId: string, text: string): Promise<void> {
+    return this.#sender.edit(target, platformMessageId, text);
   }
 
   /**
@@ -493,17 +260,10 @@ export class TelegramChannel implements Channel {
    * more than once a second, replying to the message the turn answers (`target.replyTo`).
    */
   streamDelta(target: ChatTarget & { replyTo?: string }, delta: string): void {
-    if (this.#o.streaming !== "edit") return;
-    this.#previews.delta(target, delta);
+    this.#sender.streamDelta(target, delta);
   }
 
-  // ------------------------------------------------------------------ errors
-
-  #requireBot(): Bot {
-    if (!this.#bot)
-      throw new ChannelSendError("transient", `telegram account ${this.accountId} is not started`);
-    return this.#bot;
-  }
+  // ------------------------------------------------------------------ helpers
 
   #failure(err: unknown): TelegramFailure {
     return toTelegramFailure(err, this.#grammy);
@@ -513,11 +273,8 @@ export class TelegramChannel implements Channel {
     return `telegram account "${this.accountId}"${this.#me ? ` (@${this.#me.username})` : ""}`;
   }
 
-  #toSendError(err: unknown, chatId: string): ChannelSendError {
-    if (err instanceof ChannelSendError) return err;
-    const sendError = toSendError(this.#failure(err), err, chatId);
-    if (!sendError.retryable)
-      this.#o.logger.warn({ chatId, err: sendError.message }, "Telegram refused the message");
-    return sendError;
+  /** Waits `ms`, or less when `signal` aborts (the caller checks `signal.aborted`). */
+  async #pause(ms: number, signal: AbortSignal): Promise<void> {
+    await this.#clock.sleep(ms, signal).catch(() => undefined);
   }
 }

@@ -3,77 +3,26 @@
  * to a ModelSlotPool. A waiting or running task holds no pool slot; only a model call does, from
  * `ctx.acquireModelSlot()` to `lease.release()`. Lanes exist only while they have work.
  */
-import { type Clock, MAX_TIMER_MS, systemClock, type TimerHandle } from "../../util/clock.js";
-import { LaneEntry, SessionLane } from "./session-lane.js";
+import type { Clock } from "../../util/clock.js";
+import { DrainWaiters } from "./drain-waiters.js";
+import { checkDrainTimeoutMs, type LaneQueueOptions, laneQueueSettings } from "./lane-queue-options.js";
+import { LaneTable } from "./lane-table.js";
+import { RunWatchdog } from "./run-watchdog.js";
+import { LaneEntry, type SessionLane } from "./session-lane.js";
 import type {
   AbortReason,
+  LaneEventSubject,
   LaneHandle,
-  LaneOrigin,
+  LaneOutcome,
   LanePriority,
+  LaneQueueEvent,
+  LaneQueueStats,
   LaneTask,
   LaneTaskContext,
   ModelSlotPool,
   SlotLease,
 } from "./types.js";
 import { LaneAbortedError } from "./errors.js";
-
-/** Options for {@link LaneQueue}. */
-export interface LaneQueueOptions {
-  /** The level-2 pool every model call goes through (usually a `GlobalLane`). Required. */
-  pool: ModelSlotPool;
-  /**
-   * A running task that calls neither `progress()` nor waits for a slot for this long is aborted
-   * with `LaneAbortedError("progress_timeout")`. There is no wall-clock limit. Default 120_000.
-   */
-  progressTimeoutMs?: number;
-  /**
-   * After an abort, how long a run may take to settle before the lane abandons it: `done`
-   * rejects, its slots are released and the session's next task starts. An abandoned run can
-   * take no new slot (its signal is aborted). Default 10_000; 0 abandons on the next timer tick.
-   */
-  abortGraceMs?: number;
-  /** How long an idle, empty lane is kept before it is dropped. Default 0 (dropped at once). */
-  idleEvictMs?: number;
-  /** Observer of every {@link LaneQueueEvent}, called synchronously; exceptions are ignored. */
-  onEvent?: (event: LaneQueueEvent) => void;
-  /**
-   * Time source and timers: progress, durations, the watchdog, the abort grace, idle eviction
-   * and `drain`'s limit all use it. Default: `systemClock`.
-   */
-  clock?: Clock;
-}
-
-/** How a started task ended. `abandoned`: aborted, then it ignored its signal for `abortGraceMs`. */
-export type LaneOutcome = "ok" | "error" | "aborted" | "abandoned";
-
-/** Fields every {@link LaneQueueEvent} carries. */
-export interface LaneEventSubject {
-  /** The task's id (for `coalesced`: the waiting task it merged into). */
-  id: number;
-  sessionKey: string;
-  priority: LanePriority;
-  origin: LaneOrigin;
-}
-
-/** What the queue reports, tagged by `type`. */
-export type LaneQueueEvent =
-  /** Queued; `pending` counts the session's waiting tasks including this one. */
-  | (LaneEventSubject & { type: "enqueued"; pending: number })
-  /** Merged into waiting task `id`; priority and origin are the newcomer's. */
-  | (LaneEventSubject & { type: "coalesced"; coalesceKey: string })
-  | (LaneEventSubject & { type: "started"; waitedMs: number })
-  | (LaneEventSubject & { type: "finished"; durationMs: number; outcome: LaneOutcome })
-  /** A running task's signal was aborted (`running: true`) or a task was dropped before it ran. */
-  | (LaneEventSubject & { type: "aborted"; reason: AbortReason; running: boolean });
-
-/** A snapshot of the queue. */
-export interface LaneQueueStats {
-  /** Waiting (not started) tasks per priority. */
-  pending: Record<LanePriority, number>;
-  running: number;
-  /** Live session lanes. */
-  lanes: number;
-}
 
 /**
  * Runs {@link LaneTask}s: per session at most one at a time, waiting human tasks before waiting
@@ -88,17 +37,19 @@ export interface LaneQueueStats {
  *   its signal's reason, unless the run resolves anyway. Slots a run forgot are released when it
  *   settles.
  * - `run()` is called synchronously from `enqueue` when the session is idle.
+ *
+ * Options and their checks are in `lane-queue-options.ts`, the per-run timer in
+ * `run-watchdog.ts`, the live lanes in `lane-table.ts`, each session's wait lists in
+ * `session-lane.ts`.
  */
 export class LaneQueue {
   readonly #pool: ModelSlotPool;
-  readonly #progressTimeoutMs: number;
-  readonly #abortGraceMs: number;
-  readonly #idleEvictMs: number;
   readonly #onEvent: ((event: LaneQueueEvent) => void) | undefined;
   readonly #clock: Clock;
-  readonly #lanes = new Map<string, SessionLane>();
+  readonly #watchdog: RunWatchdog;
+  readonly #drains: DrainWaiters;
+  readonly #lanes: LaneTable;
   readonly #pending: Record<LanePriority, number> = { human: 0, normal: 0, background: 0 };
-  readonly #drainWaiters = new Set<() => void>();
   #pendingTotal = 0;
   #running = 0;
   #nextId = 0;
@@ -106,18 +57,19 @@ export class LaneQueue {
 
   /** @throws TypeError or RangeError naming the option, the value and what was expected. */
   constructor(options: LaneQueueOptions) {
-    const pool: unknown = options?.pool;
-    if (typeof pool !== "object" || pool === null || typeof Reflect.get(pool, "acquire") !== "function") {
-      throw new TypeError(
-        `LaneQueue: pool must be a ModelSlotPool (an object with acquire()), got ${show(pool)}`,
-      );
-    }
-    this.#pool = options.pool;
-    this.#progressTimeoutMs = checkMs("progressTimeoutMs", options.progressTimeoutMs, 120_000, 1);
-    this.#abortGraceMs = checkMs("abortGraceMs", options.abortGraceMs, 10_000, 0);
-    this.#idleEvictMs = checkMs("idleEvictMs", options.idleEvictMs, 0, 0);
-    this.#onEvent = options.onEvent;
-    this.#clock = options.clock ?? systemClock;
+    const o = laneQueueSettings(options);
+    this.#pool = o.pool;
+    this.#onEvent = o.onEvent;
+    this.#clock = o.clock;
+    this.#watchdog = new RunWatchdog({
+      clock: o.clock,
+      progressTimeoutMs: o.progressTimeoutMs,
+      abortGraceMs: o.abortGraceMs,
+      onStall: (entry) => this.#abort(entry, "progress_timeout"),
+      onAbandon: (entry) => this.#finish(entry, "abandoned", undefined),
+    });
+    this.#drains = new DrainWaiters(o.clock);
+    this.#lanes = new LaneTable(o.clock, o.idleEvictMs);
   }
 
   /** Tasks running now. */
@@ -159,13 +111,9 @@ export class LaneQueue {
     if (lane) {
       const waiting = coalesceKey === null ? undefined : lane.waitingWith(coalesceKey);
       if (waiting) return this.#coalesce(waiting, task, coalesceKey as string);
-      if (lane.idleTimer !== undefined) {
-        this.#clock.clearTimeout(lane.idleTimer);
-        lane.idleTimer = undefined;
-      }
+      this.#lanes.keep(lane);
     } else {
-      lane = new SessionLane(key);
-      this.#lanes.set(key, lane);
+      lane = this.#lanes.create(key);
     }
     const entry = new LaneEntry(++this.#nextId, task, lane, coalesceKey, this.#clock.now());
     lane.push(entry);
@@ -191,7 +139,7 @@ export class LaneQueue {
    */
   abortAll(reason: AbortReason): number {
     let count = 0;
-    for (const lane of [...this.#lanes.values()]) {
+    for (const lane of this.#lanes.snapshot()) {
       for (const entry of lane.takeAll()) {
         this.#pending[entry.priority]--;
         this.#pendingTotal--;
@@ -201,7 +149,7 @@ export class LaneQueue {
       }
       if (lane.running) {
         if (this.#abort(lane.running, reason)) count++;
-      } else this.#evictIfIdle(lane);
+      } else this.#lanes.evictIfIdle(lane);
     }
     this.#checkDrained();
     return count;
@@ -212,23 +160,10 @@ export class LaneQueue {
    * finish. Resolves true if they all did, false on timeout (nothing is aborted; call `abortAll`).
    */
   async drain(timeoutMs: number): Promise<boolean> {
-    if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) {
-      throw new RangeError(`LaneQueue.drain: timeoutMs must be a number ≥ 0, got ${show(timeoutMs)}`);
-    }
+    checkDrainTimeoutMs(timeoutMs);
     this.#closed = true;
     if (this.#running === 0 && this.#pendingTotal === 0) return true;
-    let timer: TimerHandle | undefined;
-    let waiter: (() => void) | undefined;
-    try {
-      return await new Promise<boolean>((resolve) => {
-        waiter = () => resolve(true);
-        this.#drainWaiters.add(waiter);
-        timer = this.#clock.setTimeout(() => resolve(false), timeoutMs);
-      });
-    } finally {
-      this.#clock.clearTimeout(timer);
-      if (waiter) this.#drainWaiters.delete(waiter);
-    }
+    return this.#drains.wait(timeoutMs);
   }
 
   #coalesce<T>(waiting: LaneEntry, task: LaneTask<T>, coalesceKey: string): LaneHandle<T> {
@@ -259,7 +194,7 @@ export class LaneQueue {
   #startNext(lane: SessionLane): void {
     const entry = lane.shift();
     if (!entry) {
-      this.#evictIfIdle(lane);
+      this.#lanes.evictIfIdle(lane);
       return;
     }
     this.#pending[entry.priority]--;
@@ -269,7 +204,7 @@ export class LaneQueue {
     const now = this.#clock.now();
     entry.startedAtMs = now;
     entry.lastProgressAtMs = now;
-    this.#arm(entry, this.#progressTimeoutMs);
+    this.#watchdog.watch(entry);
     if (this.#onEvent) this.#emit({ type: "started", ...subject(entry), waitedMs: now - entry.enqueuedAtMs });
     const ctx: LaneTaskContext = {
       get signal() {
@@ -319,30 +254,9 @@ export class LaneQueue {
     );
   }
 
-  /** The one timer of a running task: the progress watchdog, then (once aborted) the grace timer. */
-  readonly #onTimer = (entry: LaneEntry): void => {
-    entry.timer = undefined;
-    if (entry.finished) return;
-    if (entry.abortReason !== null) {
-      this.#finish(entry, "abandoned", undefined);
-      return;
-    }
-    const now = this.#clock.now();
-    if (entry.slotWaits > 0) entry.lastProgressAtMs = now; // waiting for the pool is not a stall
-    const quietMs = Math.max(0, now - entry.lastProgressAtMs);
-    if (quietMs >= this.#progressTimeoutMs) this.#abort(entry, "progress_timeout");
-    else this.#arm(entry, this.#progressTimeoutMs - quietMs);
-  };
-
-  /** (Re-)arms the entry's one timer. */
-  #arm(entry: LaneEntry, delayMs: number): void {
-    this.#clock.clearTimeout(entry.timer);
-    entry.timer = this.#clock.setTimeout(() => this.#onTimer(entry), delayMs);
-  }
-
   #abort(entry: LaneEntry, reason: AbortReason): boolean {
     if (entry.finished || entry.abortReason !== null) return false;
-    this.#arm(entry, this.#abortGraceMs);
+    this.#watchdog.startGrace(entry);
     if (this.#onEvent) this.#emit({ type: "aborted", ...subject(entry), reason, running: true });
     entry.abort(new LaneAbortedError(reason));
     return true;
@@ -351,8 +265,7 @@ export class LaneQueue {
   #finish(entry: LaneEntry, how: "ok" | "error" | "abandoned", value: unknown): void {
     if (entry.finished) return; // an abandoned run settling late
     entry.finished = true;
-    this.#clock.clearTimeout(entry.timer);
-    entry.timer = undefined;
+    this.#watchdog.stop(entry);
     entry.releaseHeld();
     let outcome: LaneOutcome;
     if (how === "ok") {
@@ -372,22 +285,9 @@ export class LaneQueue {
     this.#checkDrained();
   }
 
-  #evictIfIdle(lane: SessionLane): void {
-    if (!lane.idle || this.#lanes.get(lane.key) !== lane) return;
-    if (this.#idleEvictMs === 0) this.#lanes.delete(lane.key);
-    else if (lane.idleTimer === undefined) {
-      lane.idleTimer = this.#clock.setTimeout(() => this.#onIdle(lane), this.#idleEvictMs, { unref: true });
-    }
-  }
-
-  readonly #onIdle = (lane: SessionLane): void => {
-    lane.idleTimer = undefined;
-    if (lane.idle && this.#lanes.get(lane.key) === lane) this.#lanes.delete(lane.key);
-  };
-
   #checkDrained(): void {
-    if (this.#drainWaiters.size === 0 || this.#running > 0 || this.#pendingTotal > 0) return;
-    for (const waiter of this.#drainWaiters) waiter();
+    if (!this.#drains.waiting || this.#running > 0 || this.#pendingTotal > 0) return;
+    this.#drains.settle();
   }
 
   #emit(event: LaneQueueEvent): void {
@@ -405,20 +305,6 @@ function subject(entry: LaneEntry): LaneEventSubject {
 
 function finishedError(entry: LaneEntry): unknown {
   return entry.abortReason ?? new Error(`lane task ${entry.id} has finished; it cannot take a slot`);
-}
-
-function checkMs(name: string, value: number | undefined, fallback: number, min: number): number {
-  const ms = value ?? fallback;
-  if (!Number.isInteger(ms) || ms < min || ms > MAX_TIMER_MS) {
-    throw new RangeError(
-      `LaneQueue: ${name} must be an integer from ${min} to ${MAX_TIMER_MS} (ms), got ${show(ms)}`,
-    );
-  }
-  return ms;
-}
-
-function show(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
 }
 
 function noop(): void {}

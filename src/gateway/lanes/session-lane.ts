@@ -1,7 +1,8 @@
 /**
  * Level 1 of the lane queue: `SessionLane` (one session's wait lists and the task it runs) and
  * `LaneEntry` (one task's record: its `done`, its lazily created signal, the slots it holds).
- * Bookkeeping only: no timers, no scheduling; `LaneQueue` in `lane-queue.ts` drives both.
+ * Bookkeeping only: no timers, no scheduling; `LaneQueue` in `lane-queue.ts` drives both (with
+ * `RunWatchdog` timing runs and `LaneTable` evicting idle lanes).
  */
 import type { TimerHandle } from "../../util/clock.js";
 import type { LaneHandle, LanePriority, LaneTask, SlotLease } from "./types.js";

@@ -63,3 +63,35 @@ export interface LaneHandle<T = void> {
   /** True when this enqueue was merged into an already-waiting task. */
   readonly coalesced: boolean;
 }
+
+/** How a started task ended. `abandoned`: aborted, then it ignored its signal for `abortGraceMs`. */
+export type LaneOutcome = "ok" | "error" | "aborted" | "abandoned";
+
+/** Fields every {@link LaneQueueEvent} carries. */
+export interface LaneEventSubject {
+  /** The task's id (for `coalesced`: the waiting task it merged into). */
+  id: number;
+  sessionKey: string;
+  priority: LanePriority;
+  origin: LaneOrigin;
+}
+
+/** What the lane queue reports, tagged by `type`. */
+export type LaneQueueEvent =
+  /** Queued; `pending` counts the session's waiting tasks including this one. */
+  | (LaneEventSubject & { type: "enqueued"; pending: number })
+  /** Merged into waiting task `id`; priority and origin are the newcomer's. */
+  | (LaneEventSubject & { type: "coalesced"; coalesceKey: string })
+  | (LaneEventSubject & { type: "started"; waitedMs: number })
+  | (LaneEventSubject & { type: "finished"; durationMs: number; outcome: LaneOutcome })
+  /** A running task's signal was aborted (`running: true`) or a task was dropped before it ran. */
+  | (LaneEventSubject & { type: "aborted"; reason: AbortReason; running: boolean });
+
+/** A snapshot of the lane queue. */
+export interface LaneQueueStats {
+  /** Waiting (not started) tasks per priority. */
+  pending: Record<LanePriority, number>;
+  running: number;
+  /** Live session lanes. */
+  lanes: number;
+}

@@ -1,8 +1,11 @@
 /**
  * The one place where vendor SDK failures become {@link ProviderError}s. A table of patterns
- * (error class name, HTTP status, error type/code, message) decides the kind; the first
- * matching row wins. Works on plain objects too: it reads fields, it does not need the SDK.
+ * (error class name, HTTP status, error type/code, message, a proxy's refusal) decides the kind;
+ * the first matching row wins. Works on plain objects too: it reads fields, it does not need the
+ * SDK. A proxy's failure hides in the cause chain (the SDK only says "Connection error."): its
+ * ProxyError decides the kind and gives the message, which names the proxy.
  */
+import { ProxyError } from "./http-proxy.js";
 import type { ProviderErrorKind } from "./types.js";
 import { ProviderError } from "./provider-error.js";
 
@@ -18,20 +21,30 @@ interface ErrorFacts {
   codes: string[];
   /** Messages of the error, its body and its causes, joined. */
   text: string;
+  /** The first ProxyError of the error and its cause chain: the request never reached the vendor. */
+  proxy: ProxyError | undefined;
 }
 
-/** One row: every given field must match. `status: "none"` matches errors with no status. */
+/**
+ * One row: every given field must match. `status: "none"` matches errors with no status.
+ * `proxy` matches a ProxyError in the chain by its codes and, for a refusal, the proxy's status.
+ */
 interface ErrorPattern {
   kind: ProviderErrorKind;
   names?: readonly string[];
   status?: readonly number[] | "none" | { atLeast: number };
   codes?: readonly string[];
   text?: RegExp;
+  proxy?: { codes: readonly ProxyError["code"][]; status?: readonly number[] };
 }
 
 const ERROR_PATTERNS: readonly ErrorPattern[] = [
   { kind: "aborted", names: ["APIUserAbortError", "AbortError"] },
   { kind: "timeout", names: ["APIConnectionTimeoutError", "TimeoutError"] },
+  // A proxy that wants (other) credentials, or forbids the target: no retry helps until the
+  // proxy URL or its policy is fixed. Any other proxy failure may pass: a network error.
+  { kind: "auth", proxy: { codes: ["proxy_refused"], status: [407, 403] } },
+  { kind: "network", proxy: { codes: ["proxy_refused", "proxy_unreachable", "proxy_bad_response"] } },
   // Quota exhaustion arrives as 429 from OpenAI but is not transient: billing, before rate_limit.
   { kind: "billing", status: [402] },
   { kind: "billing", codes: ["insufficient_quota", "billing_error"] },
@@ -71,7 +84,10 @@ const ERROR_PATTERNS: readonly ErrorPattern[] = [
 /**
  * Converts anything an SDK call or stream threw into a ProviderError: kind from the table,
  * plus status, request id and the server's requested wait (`retry-after-ms`, else
- * `retry-after` in seconds or as an HTTP date). A ProviderError passes through unchanged.
+ * `retry-after` in seconds or as an HTTP date). The message is `<provider>[ <status>] <kind>:
+ * <detail>`, the detail being a proxy's own message when one failed (it names the proxy,
+ * credentials redacted), else the error's first message line. A ProviderError passes through
+ * unchanged.
  */
 export function toProviderError(err: unknown, provider: ProviderName): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -82,7 +98,7 @@ export function toProviderError(err: unknown, provider: ProviderName): ProviderE
   const requestId =
     stringField(record, "requestID") ?? header(headers, "request-id") ?? header(headers, "x-request-id");
   const retryAfterMs = parseRetryAfter(headers);
-  const detail = firstLine(facts.text) || "no detail";
+  const detail = firstLine(facts.proxy?.message ?? facts.text) || "no detail";
   const status = facts.status === undefined ? "" : ` ${facts.status}`;
   return new ProviderError(kind, `${provider}${status} ${kind}: ${detail}`, {
     cause: err,
@@ -102,11 +118,18 @@ function matches(pattern: ErrorPattern, facts: ErrorFacts): boolean {
   if (pattern.names && !pattern.names.some((name) => facts.names.includes(name))) return false;
   if (pattern.codes && !pattern.codes.some((code) => facts.codes.includes(code))) return false;
   if (pattern.text && !pattern.text.test(facts.text)) return false;
+  if (pattern.proxy && !matchesProxy(pattern.proxy, facts.proxy)) return false;
   const { status } = pattern;
   if (status === "none") return facts.status === undefined;
   if (Array.isArray(status)) return facts.status !== undefined && status.includes(facts.status);
   if (status && "atLeast" in status) return facts.status !== undefined && facts.status >= status.atLeast;
   return true;
+}
+
+function matchesProxy(pattern: NonNullable<ErrorPattern["proxy"]>, proxy: ProxyError | undefined): boolean {
+  if (!proxy || !pattern.codes.includes(proxy.code)) return false;
+  if (!pattern.status) return true;
+  return proxy.proxyStatus !== undefined && pattern.status.includes(proxy.proxyStatus);
 }
 
 function gatherFacts(err: unknown): ErrorFacts {
@@ -139,12 +162,15 @@ function gatherFacts(err: unknown): ErrorFacts {
     stringField(inner, "message"),
   ];
   if (typeof err === "string") texts.push(err);
-  // System errors hide in the cause chain (fetch failed ← ECONNREFUSED).
+  let proxy = err instanceof ProxyError ? err : undefined;
+  // System errors and proxy failures hide in the cause chain (fetch failed ← ECONNREFUSED,
+  // Connection error. ← ProxyError).
   let cause: unknown = record.cause;
   for (let depth = 0; cause !== undefined && cause !== null && depth < 5; depth++) {
     const causeRecord = asRecord(cause);
     codes.push(stringField(causeRecord, "code"));
     texts.push(stringField(causeRecord, "message"));
+    if (!proxy && cause instanceof ProxyError) proxy = cause;
     cause = causeRecord.cause;
   }
   return {
@@ -152,6 +178,7 @@ function gatherFacts(err: unknown): ErrorFacts {
     status,
     codes: codes.filter((code): code is string => code !== undefined && code !== "error"),
     text: texts.filter((text): text is string => Boolean(text)).join("\n"),
+    proxy,
   };
 }
 

@@ -4,7 +4,8 @@
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
 import type { InboundMessage } from "../../channels/types.js";
-import type { InboxRecord, InboxRepo, InboxState, RejectedCounts, SessionFence } from "../types.js";
+import type { InboxRecord, InboxRepo, InboxState, RejectedCounts } from "../repos/inbox-repo.js";
+import type { SessionFence } from "../repos/lease-repo.js";
 import { COMMAND_REASON_PREFIX, NOT_MENTIONED } from "../reasons.js";
 import { guard } from "./errors.js";
 import type { SqliteLeaseRepo } from "./lease-repo.js";
@@ -90,7 +91,6 @@ export class SqliteInboxRepo implements InboxRepo {
     [{ runId: string; owner: string | null; until: number; now: number; id: number }]
   >;
   readonly #unfinished: Statement<[], InboxRow>;
-  readonly #requeue: Statement<[number]>;
   readonly #requeueExpired: Statement<[{ now: number }], InboxRow>;
   readonly #queuedSessions: Statement<[{ owner: string | null; now: number }], { session_key: string }>;
   readonly #countByState: Statement<[], { state: InboxState; n: number }>;
@@ -134,10 +134,6 @@ export class SqliteInboxRepo implements InboxRepo {
       "SELECT * FROM inbox WHERE state IN ('received', 'queued', 'running') ORDER BY +id",
     );
     // The IN terms let the planner use the partial index inbox_unfinished.
-    this.#requeue = db.prepare(
-      `UPDATE inbox SET state = 'queued', owner = NULL, lease_until = NULL, updated_at = ?
-       WHERE state IN ('received', 'queued', 'running') AND state = 'running'`,
-    );
     this.#requeueExpired = db.prepare(
       `UPDATE inbox SET state = 'queued', owner = NULL, lease_until = NULL, updated_at = @now
        WHERE state IN ('received', 'queued', 'running') AND state = 'running' AND IFNULL(lease_until, 0) <= @now
@@ -280,11 +276,6 @@ export class SqliteInboxRepo implements InboxRepo {
         .map(toInboxRecord)
         .sort((a, b) => a.id - b.id),
     );
-  }
-
-  /** @deprecated See InboxRepo.requeueInterrupted. */
-  async requeueInterrupted(now: number): Promise<number> {
-    return guard(this.#path, () => this.#requeue.run(now).changes);
   }
 
   async sessionsWithQueued(claimableBy?: { owner: string; now: number }): Promise<string[]> {

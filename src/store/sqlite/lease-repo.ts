@@ -11,7 +11,7 @@ import type {
   ReleasedSession,
   SessionFence,
   SessionLease,
-} from "../types.js";
+} from "../repos/lease-repo.js";
 import { guard } from "./errors.js";
 
 interface LeaseRow {

@@ -12,7 +12,7 @@ import type {
   OutboxRecord,
   OutboxRepo,
   OutboxState,
-} from "../types.js";
+} from "../repos/outbox-repo.js";
 import { guard } from "./errors.js";
 import { assertLeaseArgs } from "./lease-repo.js";
 import { type OutboxInsertRow, type OutboxRow, toMailboxReply, toOutboxRecord } from "./outbox-row.js";
@@ -72,12 +72,10 @@ export class SqliteOutboxRepo implements OutboxRepo {
   >;
   readonly #toDead: Statement<[{ error: string; now: number; id: number; owner: string | null }]>;
   readonly #expire: Statement<[{ now: number; cutoff: number; hosted: string | null }], OutboxRow>;
-  readonly #resetSending: Statement<[number], OutboxRow>;
   readonly #resetExpired: Statement<[{ now: number }], OutboxRow>;
   readonly #byId: Statement<[number], OutboxRow>;
   readonly #forInbox: Statement<[number], OutboxRow>;
   readonly #mailbox: Statement<[string, string, number, number], OutboxRow>;
-  readonly #sentFor: Statement<[string, string, number, number], OutboxRow>;
   readonly #byState: Statement<[OutboxState, number], OutboxRow>;
   /** listByState("dead"): a literal state, so the partial index outbox_dead serves it. */
   readonly #dead: Statement<[number], OutboxRow>;
@@ -139,11 +137,6 @@ export class SqliteOutboxRepo implements OutboxRepo {
        RETURNING *`,
     );
     // The IN terms let the planner use the partial index outbox_chat_unsent.
-    this.#resetSending = db.prepare(
-      `UPDATE outbox SET state = 'pending', owner = NULL, lease_until = NULL, updated_at = ?
-       WHERE state IN ('pending', 'sending') AND state = 'sending'
-       RETURNING *`,
-    );
     this.#resetExpired = db.prepare(
       `UPDATE outbox SET state = 'pending', owner = NULL, lease_until = NULL, updated_at = @now
        WHERE state IN ('pending', 'sending') AND state = 'sending' AND IFNULL(lease_until, 0) <= @now
@@ -155,12 +148,6 @@ export class SqliteOutboxRepo implements OutboxRepo {
       `SELECT * FROM outbox
        WHERE channel = ? AND recipient_id = ? AND mailbox_cursor IS NOT NULL AND mailbox_cursor > ?
        ORDER BY mailbox_cursor LIMIT ?`,
-    );
-    // Deprecated reader: the same rows (sent with a recipient), found on outbox_mailbox, by id.
-    this.#sentFor = db.prepare(
-      `SELECT * FROM outbox
-       WHERE channel = ? AND recipient_id = ? AND mailbox_cursor IS NOT NULL AND id > ?
-       ORDER BY id LIMIT ?`,
     );
     this.#byState = db.prepare("SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?");
     this.#dead = db.prepare("SELECT * FROM outbox WHERE state = 'dead' ORDER BY id LIMIT ?");
@@ -245,16 +232,6 @@ export class SqliteOutboxRepo implements OutboxRepo {
     );
   }
 
-  /** @deprecated See OutboxRepo.resetSending. */
-  async resetSending(now: number): Promise<OutboxRecord[]> {
-    return guard(this.#path, () =>
-      this.#resetSending
-        .all(now)
-        .map(toOutboxRecord)
-        .sort((a, b) => a.id - b.id),
-    );
-  }
-
   async get(id: number): Promise<OutboxRecord | undefined> {
     return guard(this.#path, () => {
       const row = this.#byId.get(id);
@@ -274,18 +251,6 @@ export class SqliteOutboxRepo implements OutboxRepo {
   ): Promise<MailboxReply[]> {
     return guard(this.#path, () =>
       this.#mailbox.all(channel, recipientId, after, Math.max(0, limit)).map(toMailboxReply),
-    );
-  }
-
-  /** @deprecated See OutboxRepo.listSentFor. */
-  async listSentFor(
-    channel: string,
-    recipientId: string,
-    afterId: number,
-    limit: number,
-  ): Promise<OutboxRecord[]> {
-    return guard(this.#path, () =>
-      this.#sentFor.all(channel, recipientId, afterId, Math.max(0, limit)).map(toOutboxRecord),
     );
   }
 

@@ -3,7 +3,7 @@
  * two (a missing thread id, reply-to or recipient is NULL in the row and absent in the record).
  */
 import type { ChannelName, ChatTarget } from "../../channels/types.js";
-import type { MailboxReply, OutboxInsert, OutboxRecord, OutboxState } from "../types.js";
+import type { MailboxReply, OutboxInsert, OutboxRecord, OutboxState } from "../repos/outbox-repo.js";
 
 /** A row of the `outbox` table. */
 export interface OutboxRow {

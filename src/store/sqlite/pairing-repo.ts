@@ -4,7 +4,7 @@
  * process; WAL lets both work at once.
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
-import type { ApprovedSender, PairingRepo, PairingRequest } from "../types.js";
+import type { ApprovedSender, PairingRepo, PairingRequest } from "../repos/pairing-repo.js";
 import { guard } from "./errors.js";
 
 interface RequestRow {

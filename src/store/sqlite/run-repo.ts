@@ -2,7 +2,7 @@
  * Run records in SQLite: one row per committed turn, written by commitTurn.
  */
 import type { Database, Statement } from "better-sqlite3";
-import type { RunOutcome, RunRecord, RunRepo, RunTrigger } from "../types.js";
+import type { RunOutcome, RunRecord, RunRepo, RunTrigger } from "../repos/run-repo.js";
 import { guard } from "./errors.js";
 
 interface RunRow {

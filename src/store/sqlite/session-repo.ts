@@ -4,7 +4,7 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { ChatTarget } from "../../channels/types.js";
-import type { SessionRecord, SessionRepo, SessionSummary } from "../types.js";
+import type { SessionRecord, SessionRepo, SessionSummary } from "../repos/session-repo.js";
 import { guard } from "./errors.js";
 
 interface SessionRow {

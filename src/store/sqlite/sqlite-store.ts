@@ -4,7 +4,8 @@
  * (processes) may share one database file: ownership is in the rows (see types.ts).
  */
 import type { Database, Transaction } from "better-sqlite3";
-import type { CommitTurn, OutboxInsert, Store } from "../types.js";
+import type { OutboxInsert } from "../repos/outbox-repo.js";
+import type { CommitTurn, Store } from "../types.js";
 import { guard } from "./errors.js";
 import { SqliteInboxRepo } from "./inbox-repo.js";
 import { SqliteLeaseRepo } from "./lease-repo.js";
@@ -108,7 +109,7 @@ export class SqliteStore implements Store {
   #commit(raw: CommitTurn, now: number): boolean {
     const turn = this.#redacted(raw);
     const inboxIds = [...new Set(turn.inboxIds)];
-    if (turn.lease && !this.leases.isCurrentInTransaction(turn.sessionKey, turn.lease)) return false;
+    if (!this.leases.isCurrentInTransaction(turn.sessionKey, turn.lease)) return false;
     if (!inboxIds.every((id) => this.inbox.isRunningUnder(id, turn.runId))) return false;
     if (this.runs.existsInTransaction(turn.run.runId)) return false;
     this.transcript.appendInTransaction(turn.sessionKey, turn.sessionId, turn.runId, turn.events, now);

@@ -3,7 +3,8 @@
  * carries its inbox id, and a partial unique index keeps it to one per inbox row, ever.
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
-import type { SessionFence, TranscriptEvent, TranscriptPayload, TranscriptRepo } from "../types.js";
+import type { SessionFence } from "../repos/lease-repo.js";
+import type { TranscriptEvent, TranscriptPayload, TranscriptRepo } from "../repos/transcript-repo.js";
 import { guard } from "./errors.js";
 import type { SqliteLeaseRepo } from "./lease-repo.js";
 
@@ -47,9 +48,9 @@ const TAIL_CACHE_SESSIONS = 128;
  * after a row of that session with a higher id: in SQLite ids are taken under the one write
  * lock, and on any engine a session's writers are one lease holder at a time (claim, append and
  * commitTurn carry its fence, and a new holder's grant waits for the old holder's writes). A
- * writer without a fence (deprecated) in a second process could break that on a server
- * database. Nothing deletes or rewrites transcript rows; whatever starts to (compaction) must
- * drop this cache.
+ * claim without a lease (deprecated), which appends its user events unfenced, in a second
+ * process could break that on a server database. Nothing deletes or rewrites transcript rows;
+ * whatever starts to (compaction) must drop this cache.
  */
 export class SqliteTranscriptRepo implements TranscriptRepo {
   readonly #path: string;
@@ -63,7 +64,7 @@ export class SqliteTranscriptRepo implements TranscriptRepo {
       runId: string | null,
       payloads: TranscriptPayload[],
       now: number,
-      lease: SessionFence | undefined,
+      lease: SessionFence,
     ) => boolean
   >;
   readonly #insert: Statement<[TranscriptInsert]>;
@@ -95,41 +96,24 @@ export class SqliteTranscriptRepo implements TranscriptRepo {
         runId: string | null,
         payloads: TranscriptPayload[],
         now: number,
-        lease: SessionFence | undefined,
+        lease: SessionFence,
       ) => {
-        if (lease && !this.#leases.isCurrentInTransaction(sessionKey, lease)) return false;
+        if (!this.#leases.isCurrentInTransaction(sessionKey, lease)) return false;
         this.appendInTransaction(sessionKey, sessionId, runId, payloads, now);
         return true;
       },
     );
   }
 
-  /** Appends in order; a user event for an inbox id that already has one is skipped. */
-  append(
-    sessionKey: string,
-    sessionId: string,
-    runId: string | null,
-    payloads: TranscriptPayload[],
-    now: number,
-  ): Promise<void>;
-  /** As above, only while `lease` is the session's holder and fence; false (nothing written) if not. */
-  append(
-    sessionKey: string,
-    sessionId: string,
-    runId: string | null,
-    payloads: TranscriptPayload[],
-    now: number,
-    lease: SessionFence,
-  ): Promise<boolean>;
+  /** Appends in order while `lease` is the session's holder and fence; false (nothing written) if not. */
   async append(
     sessionKey: string,
     sessionId: string,
     runId: string | null,
     payloads: TranscriptPayload[],
     now: number,
-    lease?: SessionFence,
-    // biome-ignore lint/suspicious/noConfusingVoidType: implements a void overload and a boolean one
-  ): Promise<boolean | void> {
+    lease: SessionFence,
+  ): Promise<boolean> {
     return guard(this.#path, () =>
       this.#appendTx.immediate(sessionKey, sessionId, runId, payloads, now, lease),
     );

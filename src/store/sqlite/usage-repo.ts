@@ -3,7 +3,8 @@
  * commitTurn from each run record.
  */
 import type { Database, Statement } from "better-sqlite3";
-import type { RunRecord, UsageDay, UsageRepo } from "../types.js";
+import type { RunRecord } from "../repos/run-repo.js";
+import type { UsageDay, UsageRepo } from "../repos/usage-repo.js";
 import { guard } from "./errors.js";
 
 interface UsageRow {

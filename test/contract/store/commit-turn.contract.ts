@@ -3,8 +3,22 @@
  * (writing nothing).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { InboxRecord, Store, TranscriptPayload } from "../../../src/store/types.js";
-import { chat, enqueue, reply, runRecord, type StoreContext, snapshot, T0, turn } from "./fixtures.js";
+import type { InboxRecord } from "../../../src/store/repos/inbox-repo.js";
+import type { TranscriptPayload } from "../../../src/store/repos/transcript-repo.js";
+import type { Store } from "../../../src/store/types.js";
+import {
+  chat,
+  claimLeased,
+  commitLeased,
+  enqueue,
+  reply,
+  runRecord,
+  type StoreContext,
+  seedLease,
+  snapshot,
+  T0,
+  turn,
+} from "./fixtures.js";
 /** commitTurn cases: what it writes, and that a refused commit writes nothing. */
 export function commitTurnContract(ctx: StoreContext): void {
   describe("commitTurn", () => {
@@ -15,7 +29,7 @@ export function commitTurnContract(ctx: StoreContext): void {
 
     async function claimOne(sessionKey = "s1", runId = "run-1"): Promise<InboxRecord> {
       await enqueue(store, sessionKey);
-      const [claimed] = await store.inbox.claim(sessionKey, "ses-1", runId, { all: false }, T0);
+      const [claimed] = await claimLeased(store, sessionKey, "ses-1", runId, { all: false }, T0);
       if (!claimed) throw new Error("nothing claimed");
       return claimed;
     }
@@ -35,7 +49,7 @@ export function commitTurnContract(ctx: StoreContext): void {
         reply("part one", 0, { replyTo: "pm-x", recipientId: "user-1" }),
         reply("part two", 1, { target: chat("chat-1", "th-1") }),
       ];
-      const ok = await store.commitTurn(turn("run-1", [claimed.id], { events, outbox }), T0 + 100);
+      const ok = await commitLeased(store, turn("run-1", [claimed.id], { events, outbox }), T0 + 100);
       expect(ok).toBe(true);
 
       expect(await store.inbox.get(claimed.id)).toMatchObject({
@@ -85,8 +99,8 @@ export function commitTurnContract(ctx: StoreContext): void {
         (await enqueue(store, "s1")).id,
         (await enqueue(store, "s1")).id,
       ];
-      await store.inbox.claim("s1", "ses-1", "run-1", { all: true }, T0);
-      expect(await store.commitTurn(turn("run-1", ids), T0 + 1)).toBe(true);
+      await claimLeased(store, "s1", "ses-1", "run-1", { all: true }, T0);
+      expect(await commitLeased(store, turn("run-1", ids), T0 + 1)).toBe(true);
       for (const id of ids) expect((await store.inbox.get(id))?.state).toBe("answered");
       const rows = await store.outbox.listForInbox(ids[2]!);
       expect(rows.map((r) => r.text)).toEqual(["hi there"]);
@@ -95,7 +109,8 @@ export function commitTurnContract(ctx: StoreContext): void {
 
     it("records a failed turn with its error", async () => {
       const claimed = await claimOne();
-      const ok = await store.commitTurn(
+      const ok = await commitLeased(
+        store,
         turn("run-1", [claimed.id], {
           inboxState: "failed",
           error: "timeout: no progress",
@@ -123,24 +138,30 @@ export function commitTurnContract(ctx: StoreContext): void {
 
     it("refuses a second commit of the same message and writes nothing", async () => {
       const claimed = await claimOne();
-      expect(await store.commitTurn(turn("run-1", [claimed.id]), T0)).toBe(true);
+      expect(await commitLeased(store, turn("run-1", [claimed.id]), T0)).toBe(true);
       const before = await snapshot(store);
       const again = turn("run-1", [claimed.id], { outbox: [reply("twice")], run: runRecord("run-1b") });
-      expect(await store.commitTurn(again, T0 + 5)).toBe(false);
+      expect(await commitLeased(store, again, T0 + 5)).toBe(false);
       expect(await snapshot(store)).toEqual(before);
       expect(await store.runs.get("run-1b")).toBeUndefined();
     });
 
     it("refuses the old run after a requeue and re-claim by another run", async () => {
-      const claimed = await claimOne("s1", "run-old");
-      await store.inbox.requeueInterrupted(T0 + 1);
-      await store.inbox.claim("s1", "ses-1", "run-new", { all: false }, T0 + 2);
+      await enqueue(store, "s1");
+      const old = await seedLease(store, "s1", T0, { owner: "gw_old", ttlMs: 1 });
+      const [claimed] = await store.inbox.claim("s1", "ses-1", "run-old", { all: false, lease: old }, T0);
+      if (!claimed) throw new Error("nothing claimed");
+      // The old run's lease runs out; the next holder requeues the message and claims it again.
+      const [again] = await claimLeased(store, "s1", "ses-1", "run-new", { all: false }, T0 + 2);
+      expect(again?.id).toBe(claimed.id);
       const before = await snapshot(store);
-      expect(await store.commitTurn(turn("run-old", [claimed.id]), T0 + 3)).toBe(false);
+      expect(await store.commitTurn({ ...turn("run-old", [claimed.id]), lease: old }, T0 + 3)).toBe(false);
+      // Under the session's current lease too: the message runs under another run id now.
+      expect(await commitLeased(store, turn("run-old", [claimed.id]), T0 + 3)).toBe(false);
       expect(await snapshot(store)).toEqual(before);
       expect(await store.inbox.get(claimed.id)).toMatchObject({ state: "running", runId: "run-new" });
 
-      expect(await store.commitTurn(turn("run-new", [claimed.id]), T0 + 4)).toBe(true);
+      expect(await commitLeased(store, turn("run-new", [claimed.id]), T0 + 4)).toBe(true);
       expect(await store.inbox.get(claimed.id)).toMatchObject({
         state: "answered",
         runId: "run-new",
@@ -152,8 +173,8 @@ export function commitTurnContract(ctx: StoreContext): void {
       const claimed = await claimOne();
       const stillQueued = await enqueue(store, "s1");
       const before = await snapshot(store);
-      expect(await store.commitTurn(turn("run-1", [claimed.id, stillQueued.id]), T0)).toBe(false);
-      expect(await store.commitTurn(turn("run-1", [claimed.id, 987_654]), T0)).toBe(false);
+      expect(await commitLeased(store, turn("run-1", [claimed.id, stillQueued.id]), T0)).toBe(false);
+      expect(await commitLeased(store, turn("run-1", [claimed.id, 987_654]), T0)).toBe(false);
       expect(await snapshot(store)).toEqual(before);
       expect((await store.inbox.get(claimed.id))?.state).toBe("running");
       expect(await store.runs.get("run-1")).toBeUndefined();
@@ -161,9 +182,9 @@ export function commitTurnContract(ctx: StoreContext): void {
 
     it("commits a run at most once", async () => {
       const cron = turn("run-cron", [], { outbox: [reply("heartbeat")] });
-      expect(await store.commitTurn(cron, T0)).toBe(true);
+      expect(await commitLeased(store, cron, T0)).toBe(true);
       const before = await snapshot(store);
-      expect(await store.commitTurn(cron, T0 + 1)).toBe(false);
+      expect(await commitLeased(store, cron, T0 + 1)).toBe(false);
       expect(await snapshot(store)).toEqual(before);
       expect((await store.outbox.countByState()).pending).toBe(1);
     });

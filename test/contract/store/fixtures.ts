@@ -1,11 +1,17 @@
 /**
  * What every part of the Store contract suite shares: the per-test store (and a second handle
- * onto its database, as another process would have), and builders for messages, turns and
- * replies. Times are offsets from T0; nothing here reads a clock.
+ * onto its database, as another process would have), builders for messages, turns and replies,
+ * and seeding helpers that write the way a gateway does: under a session lease (claims, appends
+ * and commits are fenced). Times are offsets from T0; nothing here reads a clock.
  */
 import { afterEach, beforeEach } from "vitest";
 import type { ChatTarget, InboundMessage } from "../../../src/channels/types.js";
-import type { CommitTurn, OutboxInsert, OutboxRecord, RunRecord, Store } from "../../../src/store/types.js";
+import type { InboxRecord } from "../../../src/store/repos/inbox-repo.js";
+import type { SessionFence } from "../../../src/store/repos/lease-repo.js";
+import type { OutboxInsert, OutboxRecord } from "../../../src/store/repos/outbox-repo.js";
+import type { RunRecord } from "../../../src/store/repos/run-repo.js";
+import type { TranscriptPayload } from "../../../src/store/repos/transcript-repo.js";
+import type { CommitTurn, Store } from "../../../src/store/types.js";
 
 /** Opens a fresh, empty store. */
 export type OpenStore = () => Promise<Store> | Store;
@@ -137,8 +143,11 @@ export async function enqueue(
   return record;
 }
 
+/** A turn as `turn` builds it: everything but the session lease it commits under. */
+export type TurnDraft = Omit<CommitTurn, "lease">;
+
 /** A turn of session s1 (session id ses-1) answering `inboxIds` with one reply. */
-export function turn(runId: string, inboxIds: number[], over: Partial<CommitTurn> = {}): CommitTurn {
+export function turn(runId: string, inboxIds: number[], over: Partial<TurnDraft> = {}): TurnDraft {
   return {
     sessionKey: "s1",
     sessionId: "ses-1",
@@ -152,11 +161,73 @@ export function turn(runId: string, inboxIds: number[], over: Partial<CommitTurn
   };
 }
 
+/** The owner the seeding helpers hold session leases as (ownership cases use owners of their own). */
+export const SEED_OWNER = "gw_seed";
+
+/** The seeding helpers' lease TTL: longer than any case moves its clock. */
+const SEED_TTL_MS = 24 * 3_600_000;
+
+/**
+ * A session lease to write under: acquired for `holder.owner` (default SEED_OWNER) until
+ * `now + holder.ttlMs` (default a day), or extended under the same fence if that owner holds it
+ * already. A new grant requeues the session's `running` rows whose lease expired, as it does for
+ * a gateway. Throws if another owner holds the session.
+ */
+export async function seedLease(
+  store: Store,
+  sessionKey: string,
+  now = T0,
+  holder: { owner?: string; ttlMs?: number } = {},
+): Promise<SessionFence> {
+  const owner = holder.owner ?? SEED_OWNER;
+  const lease = await store.leases.acquireSession(sessionKey, owner, now, holder.ttlMs ?? SEED_TTL_MS);
+  if (!lease) throw new Error(`seedLease: ${owner} could not acquire ${sessionKey}`);
+  return { owner, fence: lease.fence };
+}
+
+/** InboxRepo.claim under SEED_OWNER's lease of the session (see seedLease). */
+export async function claimLeased(
+  store: Store,
+  sessionKey: string,
+  sessionId: string,
+  runId: string,
+  options: { all: boolean },
+  now = T0,
+): Promise<InboxRecord[]> {
+  const lease = await seedLease(store, sessionKey, now);
+  return store.inbox.claim(sessionKey, sessionId, runId, { ...options, lease }, now);
+}
+
+/** Store.commitTurn of `draft` under SEED_OWNER's lease of its session (see seedLease). */
+export async function commitLeased(store: Store, draft: TurnDraft, now: number): Promise<boolean> {
+  const lease = await seedLease(store, draft.sessionKey, now);
+  return store.commitTurn({ ...draft, lease }, now);
+}
+
+/**
+ * TranscriptRepo.append under SEED_OWNER's lease of the session (see seedLease); throws if the
+ * append is refused.
+ */
+export async function appendLeased(
+  store: Store,
+  sessionKey: string,
+  sessionId: string,
+  runId: string | null,
+  payloads: TranscriptPayload[],
+  now: number,
+): Promise<void> {
+  const lease = await seedLease(store, sessionKey, now);
+  if (!(await store.transcript.append(sessionKey, sessionId, runId, payloads, now, lease))) {
+    throw new Error(`appendLeased: the append to ${sessionKey} was refused`);
+  }
+}
+
 let runSeq = 0;
 
 /**
  * A whole turn for one message: enqueue, claim, commit `texts` as chunks to `target` (`over`
- * applied to each, e.g. `{ delivered: true }`). Returns the outbox rows.
+ * applied to each, e.g. `{ delivered: true }`), under SEED_OWNER's lease of the session, which
+ * is released again. Returns the outbox rows.
  */
 export async function seedReply(
   store: Store,
@@ -170,7 +241,8 @@ export async function seedReply(
   const sessionKey = `s:${target.chatId}:${target.threadId ?? ""}`;
   const runId = `run-seed-${runSeq}`;
   await enqueue(store, sessionKey, now, { chatId: target.chatId, threadId: target.threadId });
-  const [claimed] = await store.inbox.claim(sessionKey, "ses", runId, { all: false }, now);
+  const lease = await seedLease(store, sessionKey, now);
+  const [claimed] = await store.inbox.claim(sessionKey, "ses", runId, { all: false, lease }, now);
   if (!claimed) throw new Error("seedReply: nothing claimed");
   const outbox = texts.map((text, seq) => ({
     target,
@@ -181,10 +253,11 @@ export async function seedReply(
     ...over,
   }));
   const ok = await store.commitTurn(
-    turn(runId, [claimed.id], { sessionKey, outbox, run: runRecord(runId, { sessionKey }) }),
+    { ...turn(runId, [claimed.id], { sessionKey, outbox, run: runRecord(runId, { sessionKey }) }), lease },
     now,
   );
   if (!ok) throw new Error("seedReply: commit refused");
+  await store.leases.releaseSession(sessionKey, lease.owner, lease.fence, now);
   return store.outbox.listForInbox(claimed.id);
 }
 

@@ -1,12 +1,24 @@
 /**
- * Store contract, inbox: receive and dedupe, routing states, claims and their user events,
- * start-up requeue, gateway answers (rejectWithReply), counts, and the group context.
+ * Store contract, inbox: receive and dedupe, routing states, claims and their user events, the
+ * requeue of interrupted runs, gateway answers (rejectWithReply), counts, and the group context.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../../../src/channels/types.js";
 import type { Store } from "../../../src/store/types.js";
 import { COMMAND_REASON_PREFIX, NOT_MENTIONED } from "../../../src/store/reasons.js";
-import { chat, enqueue, inbound, reply, runRecord, type StoreContext, T0, turn } from "./fixtures.js";
+import {
+  chat,
+  claimLeased,
+  commitLeased,
+  enqueue,
+  inbound,
+  reply,
+  runRecord,
+  type StoreContext,
+  seedLease,
+  T0,
+  turn,
+} from "./fixtures.js";
 /** Inbox cases: every InboxRepo method and Store.rejectWithReply. */
 export function inboxContract(ctx: StoreContext): void {
   describe("inbox", () => {
@@ -129,9 +141,10 @@ export function inboxContract(ctx: StoreContext): void {
 
     it("a re-claim after a crash does not append the user event again", async () => {
       const a = await enqueue(store, "A");
-      await store.inbox.claim("A", "ses-a", "run-1", { all: false }, T0);
-      expect(await store.inbox.requeueInterrupted(T0 + 1)).toBe(1);
-      const again = await store.inbox.claim("A", "ses-a", "run-2", { all: false }, T0 + 2);
+      const crashed = await seedLease(store, "A", T0, { owner: "gw_crashed", ttlMs: 1 });
+      await store.inbox.claim("A", "ses-a", "run-1", { all: false, lease: crashed }, T0);
+      expect((await store.inbox.requeueExpired(T0 + 1)).map((r) => r.id)).toEqual([a.id]);
+      const again = await claimLeased(store, "A", "ses-a", "run-2", { all: false }, T0 + 2);
       expect(again).toHaveLength(1);
       expect(again[0]).toMatchObject({ id: a.id, attempts: 2, runId: "run-2", state: "running" });
       const users = (await store.transcript.tail("A", "ses-a", 10)).filter((e) => e.payload.type === "user");
@@ -139,14 +152,16 @@ export function inboxContract(ctx: StoreContext): void {
       expect(users[0]?.runId).toBe("run-1");
     });
 
-    it("requeueInterrupted moves running rows to queued and leaves received rows to be routed", async () => {
+    it("requeueExpired moves interrupted runs to queued and leaves received rows to be routed", async () => {
       const received = (await store.inbox.receive(inbound(), "A", T0)).record;
       const running = await enqueue(store, "A");
-      await store.inbox.claim("A", "ses-a", "run-1", { all: false }, T0);
+      const crashed = await seedLease(store, "A", T0, { owner: "gw_crashed", ttlMs: 50 });
+      await store.inbox.claim("A", "ses-a", "run-1", { all: false, lease: crashed }, T0);
       const queued = await enqueue(store, "B");
       const rejected = (await store.inbox.receive(inbound(), "C", T0)).record;
       await store.inbox.reject(rejected.id, "no", T0);
-      expect(await store.inbox.requeueInterrupted(T0 + 50)).toBe(1);
+      expect(await store.inbox.requeueExpired(T0 + 49)).toEqual([]);
+      expect((await store.inbox.requeueExpired(T0 + 50)).map((r) => r.id)).toEqual([running.id]);
       // Not yet past access control: only routing may move it on.
       expect(await store.inbox.get(received.id)).toMatchObject({ state: "received", updatedAt: T0 });
       expect(await store.inbox.get(running.id)).toMatchObject({
@@ -156,7 +171,7 @@ export function inboxContract(ctx: StoreContext): void {
       });
       expect(await store.inbox.get(queued.id)).toMatchObject({ state: "queued", updatedAt: T0 });
       expect((await store.inbox.get(rejected.id))?.state).toBe("rejected");
-      expect(await store.inbox.requeueInterrupted(T0 + 60)).toBe(0);
+      expect(await store.inbox.requeueExpired(T0 + 60)).toEqual([]);
     });
 
     it("latestTarget is the direct chat a committed turn recorded last", async () => {
@@ -167,8 +182,9 @@ export function inboxContract(ctx: StoreContext): void {
       ] as const) {
         await store.sessions.ensure(key, `ses-${chatId}`, null, T0);
         const record = await enqueue(store, key);
-        await store.inbox.claim(key, `ses-${chatId}`, `run-${chatId}`, { all: false }, T0);
-        const committed = await store.commitTurn(
+        await claimLeased(store, key, `ses-${chatId}`, `run-${chatId}`, { all: false }, T0);
+        const committed = await commitLeased(
+          store,
           {
             ...turn(`run-${chatId}`, [record.id]),
             sessionKey: key,
@@ -212,8 +228,8 @@ export function inboxContract(ctx: StoreContext): void {
       await store.inbox.claim("B", "ses-b", "run-b", { all: false }, T0);
       const queued = await enqueue(store, "C");
       const answered = await enqueue(store, "D");
-      await store.inbox.claim("D", "ses-1", "run-d", { all: false }, T0);
-      expect(await store.commitTurn(turn("run-d", [answered.id], { sessionKey: "D" }), T0)).toBe(true);
+      await claimLeased(store, "D", "ses-1", "run-d", { all: false }, T0);
+      expect(await commitLeased(store, turn("run-d", [answered.id], { sessionKey: "D" }), T0)).toBe(true);
       const rejected = (await store.inbox.receive(inbound(), "E", T0)).record;
       await store.inbox.reject(rejected.id, "no", T0);
       const unfinished = await store.inbox.listUnfinished();
@@ -278,8 +294,9 @@ export function inboxContract(ctx: StoreContext): void {
       // Rows in other states never count, whatever their error.
       await store.inbox.receive(inbound(), "A", T0);
       const failed = await enqueue(store, "B");
-      await store.inbox.claim("B", "ses-1", "run-f", { all: false }, T0);
-      await store.commitTurn(
+      await claimLeased(store, "B", "ses-1", "run-f", { all: false }, T0);
+      await commitLeased(
+        store,
         turn("run-f", [failed.id], {
           sessionKey: "B",
           inboxState: "failed",

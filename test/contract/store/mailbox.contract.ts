@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ChatTarget } from "../../../src/channels/types.js";
-import type { MailboxReply, Store } from "../../../src/store/types.js";
+import type { MailboxReply } from "../../../src/store/repos/outbox-repo.js";
+import type { Store } from "../../../src/store/types.js";
 import { type StoreContext, seedReply, T0 } from "./fixtures.js";
 
 const HTTP: ChatTarget = { channel: "http", accountId: "default", chatId: "ann" };

@@ -62,7 +62,8 @@ const HOSTED = [{ channel: "telegram", accountId: "default" }] as const;
  *
  * With `processes`, dispatches alternate between A and B, each claiming as its own owner for
  * the hosted account and reporting outcomes as that owner, and a restart is a takeover of
- * expired leases (the clock moved past the TTL) instead of a reset of every sending row.
+ * expired leases (the clock moved past the TTL). Without, claims carry no lease (one process),
+ * so a restart's takeover resets every sending row at once.
  */
 export async function checkClaimOrdering(
   store: Store,
@@ -110,7 +111,7 @@ export async function checkClaimOrdering(
       now += processes.ttlMs;
       reset = await (dispatches % 2 === 0 ? processes.peer : store).outbox.resetExpired(now);
     } else {
-      reset = await store.outbox.resetSending(now);
+      reset = await store.outbox.resetExpired(now);
     }
     const sending = [...rows.values()].filter((r) => r.state === "sending");
     expect(reset.map((r) => r.id).sort((a, b) => a - b)).toEqual(

@@ -1,11 +1,21 @@
 /**
- * Store contract, outbox: claiming due rows in chat order, outcomes, expiry, start-up reset,
- * listings and counts, and a property test of the ordering against a model.
+ * Store contract, outbox: claiming due rows in chat order, outcomes, expiry, the reset of
+ * interrupted sends, listings and counts, and a property test of the ordering against a model.
  */
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { OutboxRecord, Store } from "../../../src/store/types.js";
-import { chat, enqueue, seedReply, type StoreContext, T0, turn } from "./fixtures.js";
+import type { OutboxRecord } from "../../../src/store/repos/outbox-repo.js";
+import type { Store } from "../../../src/store/types.js";
+import {
+  chat,
+  claimLeased,
+  commitLeased,
+  enqueue,
+  seedReply,
+  type StoreContext,
+  T0,
+  turn,
+} from "./fixtures.js";
 import { checkClaimOrdering, outboxOp } from "./outbox-ordering.js";
 /** Outbox cases: every OutboxRepo method (the mailbox cursor has its own part). */
 export function outboxContract(ctx: StoreContext): void {
@@ -122,15 +132,17 @@ export function outboxContract(ctx: StoreContext): void {
       expect((await store.outbox.get(fresh!.id))?.state).toBe("pending");
     });
 
-    it("resetSending moves sending rows back to pending", async () => {
+    it("resetExpired moves sending rows whose lease expired back to pending", async () => {
       await seedReply(store, chat("c1"), ["a"], T0);
       await seedReply(store, chat("c2"), ["b"], T0);
       await seedReply(store, chat("c3"), ["c"], T0);
-      const claimed = await store.outbox.claimDue(T0, 2);
+      const hosted = [{ channel: "telegram", accountId: "default" }] as const;
+      const claimed = await store.outbox.claimDue(T0, 2, { owner: "gw_crashed", ttlMs: 9, hosted });
       await store.outbox.markSent(claimed[1]!.id, "p", T0);
-      expect((await store.outbox.resetSending(T0 + 9)).map((r) => r.state)).toEqual(["pending"]);
+      expect(await store.outbox.resetExpired(T0 + 8)).toEqual([]);
+      expect((await store.outbox.resetExpired(T0 + 9)).map((r) => r.state)).toEqual(["pending"]);
       expect(await store.outbox.get(claimed[0]!.id)).toMatchObject({ state: "pending", updatedAt: T0 + 9 });
-      expect(await store.outbox.resetSending(T0 + 10)).toEqual([]);
+      expect(await store.outbox.resetExpired(T0 + 10)).toEqual([]);
       expect((await store.outbox.claimDue(T0 + 10, 10)).map((r) => r.text)).toEqual(["a", "c"]);
     });
 
@@ -163,32 +175,32 @@ export function outboxContract(ctx: StoreContext): void {
       expect(await store.outbox.nextDueAt()).toBe(T0);
     });
 
-    it("listSentFor is the sent mailbox of one recipient on one channel", async () => {
+    it("listMailbox is the sent mailbox of one recipient on one channel", async () => {
       const target = { channel: "http", accountId: "default", chatId: "u1" } as const;
       const rows: OutboxRecord[] = [];
       for (const [i, who] of ["ann", "bob", "ann", "ann"].entries()) {
         const sessionKey = `http:${who}`;
         await enqueue(store, sessionKey, T0, { channel: "http" });
-        const [claimed] = await store.inbox.claim(sessionKey, "ses", `run-${i}`, { all: false }, T0);
+        const [claimed] = await claimLeased(store, sessionKey, "ses", `run-${i}`, { all: false }, T0);
         const outbox = [{ target, text: `to ${who} ${i}`, seq: 0, kind: "reply" as const, recipientId: who }];
-        await store.commitTurn(turn(`run-${i}`, [claimed!.id], { sessionKey, outbox }), T0);
+        await commitLeased(store, turn(`run-${i}`, [claimed!.id], { sessionKey, outbox }), T0);
         rows.push(...(await store.outbox.listForInbox(claimed!.id)));
       }
       await seedReply(store, { ...target, channel: "slack" }, ["slack for ann"], T0, "ann");
       // One chat: a single row goes out per round, so only the first one is sent yet.
       for (const row of await store.outbox.claimDue(T0, 10)) await store.outbox.markSent(row.id, "p", T0);
-      expect((await store.outbox.listSentFor("http", "ann", 0, 10)).map((r) => r.text)).toEqual(["to ann 0"]);
+      expect((await store.outbox.listMailbox("http", "ann", 0, 10)).map((r) => r.text)).toEqual(["to ann 0"]);
       for (let round = 0; round < 3; round++) {
         for (const row of await store.outbox.claimDue(T0, 10)) await store.outbox.markSent(row.id, "p", T0);
       }
       expect(rows).toHaveLength(4);
-      const annAll = await store.outbox.listSentFor("http", "ann", 0, 10);
+      const annAll = await store.outbox.listMailbox("http", "ann", 0, 10);
       expect(annAll.map((r) => r.text)).toEqual(["to ann 0", "to ann 2", "to ann 3"]);
       expect(annAll[0]).toMatchObject({ state: "sent", recipientId: "ann", target });
-      const after = await store.outbox.listSentFor("http", "ann", annAll[0]!.id, 1);
+      const after = await store.outbox.listMailbox("http", "ann", annAll[0]!.mailboxCursor, 1);
       expect(after.map((r) => r.text)).toEqual(["to ann 2"]);
-      expect((await store.outbox.listSentFor("http", "bob", 0, 10)).map((r) => r.text)).toEqual(["to bob 1"]);
-      expect(await store.outbox.listSentFor("http", "nobody", 0, 10)).toEqual([]);
+      expect((await store.outbox.listMailbox("http", "bob", 0, 10)).map((r) => r.text)).toEqual(["to bob 1"]);
+      expect(await store.outbox.listMailbox("http", "nobody", 0, 10)).toEqual([]);
     });
 
     it("claimDue never releases a later row of a chat before the earlier ones are finished", async () => {

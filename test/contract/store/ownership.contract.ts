@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ChatTarget } from "../../../src/channels/types.js";
-import type { ChannelAccount, SessionFence, Store } from "../../../src/store/types.js";
+import type { SessionFence } from "../../../src/store/repos/lease-repo.js";
+import type { ChannelAccount } from "../../../src/store/repos/outbox-repo.js";
+import type { Store } from "../../../src/store/types.js";
 import { chat, enqueue, inbound, seedReply, type StoreContext, snapshot, T0, turn } from "./fixtures.js";
 
 /** The lease TTL the cases use. */

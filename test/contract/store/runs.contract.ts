@@ -3,8 +3,9 @@
  * added up per UTC day, provider and model.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RunRecord, Store } from "../../../src/store/types.js";
-import { runRecord, type StoreContext, T0, turn } from "./fixtures.js";
+import type { RunRecord } from "../../../src/store/repos/run-repo.js";
+import type { Store } from "../../../src/store/types.js";
+import { commitLeased, runRecord, type StoreContext, T0, turn } from "./fixtures.js";
 /** Run and usage cases: RunRepo and UsageRepo. */
 export function runsContract(ctx: StoreContext): void {
   describe("runs and usage", () => {
@@ -14,7 +15,7 @@ export function runsContract(ctx: StoreContext): void {
     });
 
     async function commitRun(run: RunRecord): Promise<void> {
-      expect(await store.commitTurn(turn(run.runId, [], { run, outbox: [] }), T0)).toBe(true);
+      expect(await commitLeased(store, turn(run.runId, [], { run, outbox: [] }), T0)).toBe(true);
     }
 
     it("keeps run records, newest first, and counts every outcome", async () => {

@@ -3,8 +3,19 @@
  * sessions` lists, and the transcript tail.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { CommitTurn, Store, TranscriptPayload } from "../../../src/store/types.js";
-import { chat, enqueue, type StoreContext, T0, turn } from "./fixtures.js";
+import type { TranscriptPayload } from "../../../src/store/repos/transcript-repo.js";
+import type { Store } from "../../../src/store/types.js";
+import {
+  appendLeased,
+  chat,
+  claimLeased,
+  commitLeased,
+  enqueue,
+  type StoreContext,
+  T0,
+  type TurnDraft,
+  turn,
+} from "./fixtures.js";
 /** Session cases: ensure, reset, latest target and list. */
 export function sessionsContract(ctx: StoreContext): void {
   describe("sessions", () => {
@@ -51,9 +62,10 @@ export function sessionsContract(ctx: StoreContext): void {
       // A DM with a direct chat: messages count user and assistant events of the current id only.
       const dm = "agent:main:telegram:dm:42";
       await store.sessions.ensure(dm, "ses-old", chat("c1"), T0);
-      await store.transcript.append(dm, "ses-old", null, [{ type: "notice", text: "old" }], T0 + 1);
+      await appendLeased(store, dm, "ses-old", null, [{ type: "notice", text: "old" }], T0 + 1);
       await store.sessions.reset(dm, "ses-1", T0 + 2);
-      await store.transcript.append(
+      await appendLeased(
+        store,
         dm,
         "ses-1",
         "run-1",
@@ -69,7 +81,8 @@ export function sessionsContract(ctx: StoreContext): void {
       // The heartbeat key: no target, channel from the key.
       const heartbeat = "agent:main:heartbeat";
       await store.sessions.ensure(heartbeat, "ses-h", null, T0);
-      await store.transcript.append(
+      await appendLeased(
+        store,
         heartbeat,
         "ses-h",
         "run-h",
@@ -127,7 +140,7 @@ export function sessionsContract(ctx: StoreContext): void {
       const record = await enqueue(store, key, T0 + 10);
       let [summary] = await store.sessions.list(1);
       expect(summary).toMatchObject({ sessionKey: "agent:main:telegram:dm:8", running: false });
-      await store.inbox.claim(key, "ses-1", "run-1", { all: false }, T0 + 30);
+      await claimLeased(store, key, "ses-1", "run-1", { all: false }, T0 + 30);
       [summary] = await store.sessions.list(1);
       expect(summary).toMatchObject({
         sessionKey: key,
@@ -135,7 +148,8 @@ export function sessionsContract(ctx: StoreContext): void {
         messages: 1,
         lastActivityAt: T0 + 30,
       });
-      const committed = await store.commitTurn(
+      const committed = await commitLeased(
+        store,
         turn("run-1", [record.id], { sessionKey: key, lastTarget: chat("c7") }),
         T0 + 40,
       );
@@ -179,10 +193,10 @@ export function transcriptContract(ctx: StoreContext): void {
         },
         { type: "assistant", text: "a3", toolCalls: [] },
       ];
-      await store.transcript.append("k", "ses-1", "run-1", payloads.slice(0, 2), T0);
-      await store.transcript.append("k", "ses-2", null, [{ type: "notice", text: "other session" }], T0);
-      await store.transcript.append("other", "ses-1", null, [{ type: "notice", text: "other key" }], T0);
-      await store.transcript.append("k", "ses-1", null, payloads.slice(2), T0 + 1);
+      await appendLeased(store, "k", "ses-1", "run-1", payloads.slice(0, 2), T0);
+      await appendLeased(store, "k", "ses-2", null, [{ type: "notice", text: "other session" }], T0);
+      await appendLeased(store, "other", "ses-1", null, [{ type: "notice", text: "other key" }], T0);
+      await appendLeased(store, "k", "ses-1", null, payloads.slice(2), T0 + 1);
 
       const all = await store.transcript.tail("k", "ses-1", 100);
       expect(all.map((e) => e.payload)).toEqual(payloads);
@@ -198,33 +212,33 @@ export function transcriptContract(ctx: StoreContext): void {
       const texts = async (limit: number) =>
         (await store.transcript.tail("k", "ses-1", limit)).map((e) => (e.payload as { text?: string }).text);
       expect(await texts(3)).toEqual([]);
-      await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "a" }], T0);
+      await appendLeased(store, "k", "ses-1", null, [{ type: "notice", text: "a" }], T0);
       expect(await texts(3)).toEqual(["a"]);
-      await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "b" }], T0);
-      await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "c" }], T0);
-      await store.transcript.append("k", "ses-1", null, [{ type: "notice", text: "d" }], T0);
+      await appendLeased(store, "k", "ses-1", null, [{ type: "notice", text: "b" }], T0);
+      await appendLeased(store, "k", "ses-1", null, [{ type: "notice", text: "c" }], T0);
+      await appendLeased(store, "k", "ses-1", null, [{ type: "notice", text: "d" }], T0);
       expect(await texts(3)).toEqual(["b", "c", "d"]);
       expect(await texts(2)).toEqual(["c", "d"]);
       expect(await texts(10)).toEqual(["a", "b", "c", "d"]);
       // Claim writes the user event; appending it again is skipped, not doubled.
       const record = await enqueue(store, "k");
-      await store.inbox.claim("k", "ses-1", "run-t", { all: false }, T0);
+      await claimLeased(store, "k", "ses-1", "run-t", { all: false }, T0);
       const user = { type: "user" as const, inboxId: record.id, text: "u", senderName: "Ada" };
-      await store.transcript.append("k", "ses-1", "run-t", [user], T0);
+      await appendLeased(store, "k", "ses-1", "run-t", [user], T0);
       const afterClaim = await store.transcript.tail("k", "ses-1", 10);
       expect(afterClaim.filter((e) => e.payload.type === "user")).toHaveLength(1);
       // A refused commitTurn leaves nothing behind.
-      const ghost: CommitTurn = {
+      const ghost: TurnDraft = {
         ...turn("run-other", [record.id], { events: [{ type: "notice", text: "ghost" }] }),
         sessionKey: "k",
       };
-      expect(await store.commitTurn(ghost, T0)).toBe(false);
+      expect(await commitLeased(store, ghost, T0)).toBe(false);
       expect(await texts(10)).not.toContain("ghost");
-      const real: CommitTurn = {
+      const real: TurnDraft = {
         ...turn("run-t", [record.id], { events: [{ type: "notice", text: "e" }] }),
         sessionKey: "k",
       };
-      expect(await store.commitTurn(real, T0)).toBe(true);
+      expect(await commitLeased(store, real, T0)).toBe(true);
       expect((await texts(2)).at(-1)).toBe("e");
     });
   });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { GlobalLane } from "../../../src/gateway/lanes/global-lane.js";
-import { LaneQueue, type LaneQueueEvent } from "../../../src/gateway/lanes/lane-queue.js";
+import { LaneQueue } from "../../../src/gateway/lanes/lane-queue.js";
 import type {
   LaneOrigin,
   LanePriority,
+  LaneQueueEvent,
   LaneTask,
   LaneTaskContext,
 } from "../../../src/gateway/lanes/types.js";

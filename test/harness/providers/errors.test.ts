@@ -1,11 +1,21 @@
 /**
  * The error table of toProviderError, row by row, with plain objects shaped like the SDKs'
- * errors (no SDK involved).
+ * errors (no SDK involved); then proxy failures as both real SDKs report them, through the real
+ * transport to the fake proxy (the SDK says only "Connection error.", the ProxyError is its cause).
  */
-import { describe, expect, it } from "vitest";
+import type { AddressInfo } from "node:net";
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { AnthropicProvider } from "../../../src/harness/providers/anthropic.js";
 import { abortedError, toProviderError } from "../../../src/harness/providers/errors.js";
-import type { ProviderErrorKind } from "../../../src/harness/providers/types.js";
+import { createHttpFetch } from "../../../src/harness/providers/http-fetch.js";
+import { type ProxyEndpoint, ProxyError, proxyRefusal } from "../../../src/harness/providers/http-proxy.js";
+import { OpenAIProvider } from "../../../src/harness/providers/openai.js";
+import type { ModelProvider, ProviderErrorKind } from "../../../src/harness/providers/types.js";
 import { ProviderError } from "../../../src/harness/providers/provider-error.js";
+import { FakeHttpProxy } from "../../fakes/http-proxy.js";
+import { TEST_HOST } from "../../fakes/test-tls.js";
+import { collect, lastError, request } from "./provider-contract.js";
 
 /** A plain object shaped like an SDK APIError (class name simulated through a named class). */
 function apiError(status: number | undefined, error: unknown, extra: Record<string, unknown> = {}) {
@@ -18,6 +28,27 @@ class APIUserAbortError extends Error {}
 class APIError extends Error {
   readonly status = undefined;
 }
+
+/** A proxy endpoint as http-proxy.ts parses it, with or without credentials. */
+const proxyAt = (credentials: boolean): ProxyEndpoint => ({
+  tls: false,
+  host: "proxy.corp",
+  port: 3128,
+  authorization: credentials ? "Basic dTpw" : undefined,
+  shown: `http://${credentials ? "***@" : ""}proxy.corp:3128`,
+});
+const refusedBy = (status: number, reason: string, credentials = false) =>
+  proxyRefusal(proxyAt(credentials), "CONNECT api.openai.com:443", status, reason);
+const unreachableProxy = new ProxyError(
+  "proxy_unreachable",
+  "proxy http://proxy.corp:3128 could not be reached (connect ECONNREFUSED 10.0.0.1:3128)",
+  {
+    proxy: "http://proxy.corp:3128",
+    cause: Object.assign(new Error("connect ECONNREFUSED 10.0.0.1:3128"), { code: "ECONNREFUSED" }),
+  },
+);
+/** How the SDKs report a failed fetch: "Connection error." with the transport's error as cause. */
+const viaSdk = (cause: unknown) => new APIConnectionError("Connection error.", { cause });
 
 const cases: Array<[string, unknown, ProviderErrorKind]> = [
   [
@@ -102,6 +133,25 @@ const cases: Array<[string, unknown, ProviderErrorKind]> = [
   ["socket hang up", new Error("socket hang up"), "network"],
   ["undici terminated", new TypeError("terminated"), "network"],
   ["mid-stream APIError without status", new APIError("server_error"), "network"],
+  ["proxy 407 under Connection error.", viaSdk(refusedBy(407, "Proxy Authentication Required")), "auth"],
+  ["proxy 403 under Connection error.", viaSdk(refusedBy(403, "Forbidden")), "auth"],
+  ["a ProxyError thrown as it is (407)", refusedBy(407, "Proxy Authentication Required"), "auth"],
+  ["proxy 502 under Connection error.", viaSdk(refusedBy(502, "Bad Gateway")), "network"],
+  ["unreachable proxy under Connection error.", viaSdk(unreachableProxy), "network"],
+  [
+    "proxy answering non-HTTP under fetch failed",
+    new TypeError("fetch failed", {
+      cause: new ProxyError("proxy_bad_response", "proxy http://proxy.corp:3128 answered garbage", {
+        proxy: "http://proxy.corp:3128",
+      }),
+    }),
+    "network",
+  ],
+  [
+    "aborted while the proxy refuses",
+    new APIUserAbortError("aborted", { cause: refusedBy(407, "x") }),
+    "aborted",
+  ],
   ["APIUserAbortError", new APIUserAbortError("Request was aborted."), "aborted"],
   ["DOM AbortError", new DOMException("This operation was aborted", "AbortError"), "aborted"],
   ["409 is not classified", apiError(409, {}), "unknown"],
@@ -147,6 +197,23 @@ describe("toProviderError", () => {
     );
   });
 
+  it('names the proxy that failed in the message, not the SDK\'s "Connection error."', () => {
+    const refused = toProviderError(viaSdk(refusedBy(407, "Proxy Authentication Required", true)), "openai");
+    expect(refused).toMatchObject({ kind: "auth", retryable: false, status: undefined });
+    expect(refused.message).toBe(
+      "openai auth: proxy http://***@proxy.corp:3128 refused CONNECT api.openai.com:443: 407 Proxy Authentication Required (its credentials were refused)",
+    );
+    const unreachable = toProviderError(viaSdk(unreachableProxy), "anthropic");
+    expect(unreachable).toMatchObject({ kind: "network", retryable: true });
+    expect(unreachable.message).toBe(
+      "anthropic network: proxy http://proxy.corp:3128 could not be reached (connect ECONNREFUSED 10.0.0.1:3128)",
+    );
+    // Without a proxy in the chain the message is the error's own, as before.
+    expect(toProviderError(new APIConnectionError("Connection error."), "openai").message).toBe(
+      "openai network: Connection error.",
+    );
+  });
+
   it("passes a ProviderError through unchanged", () => {
     const original = new ProviderError("auth", "x");
     expect(toProviderError(original, "anthropic")).toBe(original);
@@ -157,5 +224,75 @@ describe("toProviderError", () => {
     expect(toProviderError(apiError(401, {}), "openai").retryable).toBe(false);
     expect(abortedError("anthropic").kind).toBe("aborted");
     expect(abortedError("anthropic").retryable).toBe(false);
+  });
+});
+
+describe("toProviderError on proxy failures, as the real SDKs report them", () => {
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  /** A "proxy" that answers every connection with `answer` and closes. */
+  async function rawProxy(answer: string): Promise<string> {
+    const server = net.createServer((socket) => socket.resume().end(answer));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+  async function fakeProxy(credentials: string): Promise<FakeHttpProxy> {
+    const proxy = new FakeHttpProxy({ credentials });
+    await proxy.start();
+    closers.push(() => proxy.close());
+    return proxy;
+  }
+
+  const providers: Array<[string, (fetch: typeof globalThis.fetch) => ModelProvider]> = [
+    ["anthropic", (fetch) => new AnthropicProvider({ apiKey: "k", baseUrl: `https://${TEST_HOST}`, fetch })],
+    ["openai", (fetch) => new OpenAIProvider({ apiKey: "k", baseUrl: `https://${TEST_HOST}/v1`, fetch })],
+  ];
+  /** The error a provider's stream ends with when its https: calls go through `proxyUrl`. */
+  async function failureThrough(make: (fetch: typeof globalThis.fetch) => ModelProvider, proxyUrl: string) {
+    const provider = make(createHttpFetch({ env: { https_proxy: proxyUrl } }));
+    const error = lastError(await collect(provider.stream(request(), new AbortController().signal)));
+    expect(error).toBeInstanceOf(ProviderError);
+    return error;
+  }
+
+  it.each(providers)(
+    "%s: a proxy that wants credentials (407) is an auth failure naming it",
+    async (_, make) => {
+      const proxy = await fakeProxy("ann:right");
+      const missing = await failureThrough(make, proxy.url());
+      expect(missing).toMatchObject({ kind: "auth", retryable: false });
+      expect(missing.message).toContain(
+        `auth: proxy ${proxy.url()} refused CONNECT ${TEST_HOST}:443: 407 Proxy Authentication Required (it wants credentials`,
+      );
+      const wrong = await failureThrough(make, proxy.url("ann:wrong-secret"));
+      expect(wrong).toMatchObject({ kind: "auth", retryable: false });
+      expect(wrong.message).toContain(`proxy ${proxy.url("***")} refused`);
+      expect(wrong.message).not.toContain("wrong-secret");
+      expect(proxy.seen.map((r) => r.status)).toEqual([407, 407]);
+    },
+  );
+
+  it.each(providers)("%s: a proxy that forbids the target (403) is an auth failure", async (_, make) => {
+    const url = await rawProxy("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
+    const error = await failureThrough(make, url);
+    expect(error).toMatchObject({ kind: "auth", retryable: false });
+    expect(error.message).toContain(`proxy ${url} refused CONNECT ${TEST_HOST}:443: 403 Forbidden`);
+  });
+
+  it.each(providers)("%s: an unreachable or broken proxy is a network failure naming it", async (_, make) => {
+    const closed = await rawProxy("");
+    await closers.pop()?.();
+    const unreachable = await failureThrough(make, closed);
+    expect(unreachable).toMatchObject({ kind: "network", retryable: true });
+    expect(unreachable.message).toContain(`network: proxy ${closed} could not be reached (`);
+
+    const notHttp = await rawProxy("SSH-2.0-OpenSSH_9.6\r\n\r\n");
+    const broken = await failureThrough(make, notHttp);
+    expect(broken).toMatchObject({ kind: "network", retryable: true });
+    expect(broken.message).toContain(`network: proxy ${notHttp} answered CONNECT ${TEST_HOST}:443 with`);
   });
 });

@@ -1,0 +1,96 @@
+/**
+ * The session leases' contract: which process runs a session, under which fence, until when;
+ * the fence every write made for a session carries; and the renewal and takeover of work in
+ * progress. How owners and leases apply to inbox and outbox rows is in `../types.ts`.
+ */
+
+/**
+ * Proof of holding a session: the holder's process instance id and the fence number its lease
+ * was granted under. Writes made for a session (claim, append, commitTurn) carry it and are
+ * refused once the session's fence has moved on.
+ */
+export interface SessionFence {
+  owner: string;
+  fence: number;
+}
+
+/** A held session lease. */
+export interface SessionLease extends SessionFence {
+  sessionKey: string;
+  /** Epoch ms; held while `now < leaseUntil`. */
+  leaseUntil: number;
+}
+
+/** What acquireSession granted. */
+export interface AcquiredSession extends SessionLease {
+  /** Rows left `running` under an earlier, expired lease of the session, now `queued` again. */
+  requeued: number;
+}
+
+/** What releaseSession did. */
+export interface ReleasedSession {
+  /** The holder's rows still `running` in the session, now `queued` again. */
+  requeued: number;
+}
+
+/** What renew extended: only leases `owner` still held, unexpired. */
+export interface LeaseRenewal {
+  /** Session keys whose leases were extended, sorted; a running session missing here was lost. */
+  sessions: string[];
+  /** `running` inbox rows extended (those in the sessions above). */
+  inbox: number;
+  /** `sending` outbox rows extended. */
+  outbox: number;
+}
+
+/**
+ * Session leases: which process runs a session. At most one owner holds a session's lease at a
+ * time; each grant to a new holder (or after expiry) carries a higher fence number, so a
+ * process that lost its lease (paused past its TTL, partitioned) cannot claim, append or commit
+ * for the session any more. A lease is a row that outlives its holder: releasing keeps the
+ * fence, so fences never repeat for a session key.
+ */
+export interface LeaseRepo {
+  /**
+   * Grants `owner` the session's lease until `now + ttlMs`: when it is free (never leased or
+   * released), expired, or already `owner`'s. The fence stays the same only when `owner` still
+   * held it unexpired (the lease and that owner's running rows of the session are extended);
+   * any other grant has fence = previous + 1 (the first is 1) and, in the same step, requeues
+   * the session's `running` rows whose lease expired (an earlier holder's interrupted run).
+   * Undefined while another owner holds it. `ttlMs` must be a positive whole number.
+   */
+  acquireSession(
+    sessionKey: string,
+    owner: string,
+    now: number,
+    ttlMs: number,
+  ): Promise<AcquiredSession | undefined>;
+  /**
+   * Gives the lease up if `owner` holds it under `fence` (expired or not, as long as nobody
+   * took it since), keeping the fence; that owner's rows still `running` in the session go back
+   * to `queued` in the same step, so the next holder redoes them. Undefined (nothing written)
+   * if the fence moved on.
+   */
+  releaseSession(
+    sessionKey: string,
+    owner: string,
+    fence: number,
+    now: number,
+  ): Promise<ReleasedSession | undefined>;
+  /** The session's lease if someone holds it at `now`. */
+  getSession(sessionKey: string, now: number): Promise<SessionLease | undefined>;
+  /**
+   * Extends, in one step, every lease `owner` holds unexpired at `now` to `now + ttlMs`: its
+   * session leases, its `running` inbox rows in those sessions, its `sending` outbox rows. An
+   * expired lease is never revived (a takeover may be under way); the owner learns which
+   * sessions it still holds from the result. Call it on a timer well inside the TTL.
+   */
+  renew(owner: string, now: number, ttlMs: number): Promise<LeaseRenewal>;
+  /**
+   * Ends, at `now`, every lease of an owner known to be dead (a gateway that crashed and whose
+   * home folder a new one now starts in: its runtime file names it), so its work is taken over
+   * at once instead of after the TTL. Returns how many session leases it ended. Never call it
+   * for an owner that may be alive: its fenced writes would then be refused mid-turn.
+   */
+  revokeOwner(owner: string, now: number): Promise<number>;
+}
