@@ -285,6 +285,9 @@ async function assemble(
         heartbeat?.stop();
         const { drained } = await gateway.shutdown(config.gateway.drainTimeoutMs);
         leases.stop();
+        await leases
+          .releaseIdle()
+          .catch((err: unknown) => logger.warn({ err }, "could not give leases back"));
         for (const channel of channels.list()) await channel.stop();
         await server.close();
         await simulator?.close();

@@ -2,7 +2,10 @@
  * This process's ownership of sessions, for gateways that share one database: a turn runs only
  * under its session's lease (a fence number the store checks on every claim, append and commit),
  * the leases are renewed on the clock well inside their TTL, and a session whose lease was lost
- * (a long stall, a takeover) has its running turn aborted. Every few seconds the keeper also
+ * (a long stall, a takeover) has its running turn aborted. A lease is kept between turns while
+ * its session is busy and reused without a store round trip while it has more than half its
+ * TTL left; it is given back once the session was idle for a renewal period (or at shutdown),
+ * so a session that moves between processes changes hands within about a third of the TTL. Every few seconds the keeper also
  * takes over work whose owner died (expired leases) and schedules queued sessions this process
  * may claim but has no turn for (messages another process accepted, or left behind).
  */
@@ -25,10 +28,22 @@ export interface SessionLeasesOptions {
   onSweep(): Promise<void>;
 }
 
+/** A lease this process holds, and what it is used for now. */
+interface HeldLease {
+  fence: number;
+  /** When the lease expires as last granted or renewed. */
+  until: number;
+  /** Turns running under it now. */
+  active: number;
+  lastUsed: number;
+  /** Kept until restart: a turn under it could not be saved, its messages stay `running`. */
+  pinned: boolean;
+}
+
 /** Owns the session leases this process holds (see the file header). */
 export class SessionLeases {
   readonly #o: SessionLeasesOptions;
-  readonly #held = new Map<string, number>();
+  readonly #held = new Map<string, HeldLease>();
   #timer: TimerHandle | undefined;
   #stopped = false;
 
@@ -45,27 +60,58 @@ export class SessionLeases {
   /** Takes the session's lease for a turn; undefined while another live process holds it. */
   async acquire(sessionKey: string): Promise<SessionFence | undefined> {
     const { store, owner, ttlMs, clock } = this.#o;
-    const got = await store.leases.acquireSession(sessionKey, owner, clock.now(), ttlMs);
+    const now = clock.now();
+    const held = this.#held.get(sessionKey);
+    if (held && held.until - now > ttlMs / 2) {
+      held.active++;
+      held.lastUsed = now;
+      return { owner, fence: held.fence };
+    }
+    const got = await store.leases.acquireSession(sessionKey, owner, now, ttlMs);
     if (!got) return undefined;
     if (got.requeued > 0)
       this.#o.logger.warn(
         { sessionKey, requeued: got.requeued },
         "took over a session whose previous owner stopped",
       );
-    this.#held.set(sessionKey, got.fence);
+    const current = this.#held.get(sessionKey);
+    this.#held.set(sessionKey, {
+      fence: got.fence,
+      until: got.leaseUntil,
+      active: (current?.fence === got.fence ? current.active : 0) + 1,
+      lastUsed: now,
+      pinned: current?.fence === got.fence ? current.pinned : false,
+    });
     return { owner, fence: got.fence };
   }
 
-  /** Gives the lease back after the turn; returns how many of its messages went back to the queue. */
-  async release(sessionKey: string, lease: SessionFence): Promise<number> {
-    if (this.#held.get(sessionKey) === lease.fence) this.#held.delete(sessionKey);
-    const released = await this.#o.store.leases.releaseSession(
-      sessionKey,
-      lease.owner,
-      lease.fence,
-      this.#o.clock.now(),
-    );
-    return released?.requeued ?? 0;
+  /**
+   * A turn under `lease` ended. The lease stays held (reused by the session's next turn) until
+   * the session has been idle for a renewal period; `keep` pins it until restart (the turn could
+   * not be saved: its messages stay `running`, to be redone after a restart).
+   */
+  release(sessionKey: string, lease: SessionFence, options: { keep?: boolean } = {}): void {
+    const held = this.#held.get(sessionKey);
+    if (!held || held.fence !== lease.fence) return;
+    held.active = Math.max(0, held.active - 1);
+    held.lastUsed = this.#o.clock.now();
+    if (options.keep) held.pinned = true;
+  }
+
+  /** Gives back every lease no turn uses (at shutdown): their queued work may move on at once. */
+  async releaseIdle(minIdleMs = 0): Promise<void> {
+    const { store, owner, clock } = this.#o;
+    const now = clock.now();
+    for (const [sessionKey, held] of [...this.#held]) {
+      if (held.active > 0 || held.pinned || now - held.lastUsed < minIdleMs) continue;
+      this.#held.delete(sessionKey);
+      const released = await store.leases.releaseSession(sessionKey, owner, held.fence, now);
+      if (released && released.requeued > 0)
+        this.#o.logger.info(
+          { sessionKey, requeued: released.requeued },
+          "gave a session back with unfinished messages",
+        );
+    }
   }
 
   /** Starts renewing (and sweeping) every third of the TTL. */
@@ -81,14 +127,19 @@ export class SessionLeases {
   /** One renewal and sweep now (tests, and the timer). */
   async tick(): Promise<void> {
     const { store, owner, ttlMs, clock, logger } = this.#o;
-    const renewal = await store.leases.renew(owner, clock.now(), ttlMs);
+    const now = clock.now();
+    const renewal = await store.leases.renew(owner, now, ttlMs);
     const still = new Set(renewal.sessions);
-    for (const sessionKey of [...this.#held.keys()]) {
-      if (still.has(sessionKey)) continue;
+    for (const [sessionKey, held] of [...this.#held]) {
+      if (still.has(sessionKey)) {
+        held.until = now + ttlMs;
+        continue;
+      }
       this.#held.delete(sessionKey);
       logger.error({ sessionKey }, "lost the session's lease (stalled past its TTL?); aborting its turn");
       this.#o.onLost(sessionKey);
     }
+    await this.releaseIdle(Math.floor(ttlMs / 3));
     await this.#o.onSweep();
   }
 

@@ -81,12 +81,7 @@ export class TurnRunner {
       log.debug({ inboxIds: turn.inboxIds }, "turn started");
       keepLease = (await this.#execute(sessionKey, sessionId, runId, lease, turn, lane, log)) === "unsaved";
     } finally {
-      if (!keepLease)
-        await leases
-          .release(sessionKey, lease)
-          .catch((err: unknown) =>
-            this.#o.logger.warn({ err, sessionKey }, "could not release the session lease (it expires)"),
-          );
+      leases.release(sessionKey, lease, { keep: keepLease });
       events.emit({ type: "turn_ended", sessionKey });
     }
   }

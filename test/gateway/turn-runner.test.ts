@@ -144,7 +144,7 @@ function setup(script: Array<ProviderEvent[]>) {
   };
   const queue = async (id: string) =>
     (await store.inbox.receive(message(id), KEY, clock.now(), "queued")).record.id;
-  return { store, failing, failures, clock, provider, runner, lane, seen, start, queue };
+  return { store, failing, failures, clock, provider, runner, leases, lane, seen, start, queue };
 }
 
 const types = (events: GatewayEvent[]) => events.map((e) => e.type);
@@ -186,6 +186,9 @@ describe("TurnRunner", () => {
       replies: ["hi Ann"],
       run: { runId: runs[0]?.runId, provider: PROVIDER_ID },
     });
+    // The lease stays held for the session's next turn, until it has been idle a while.
+    expect(await t.store.leases.getSession(KEY, t.clock.now())).toMatchObject({ owner: "gw_test" });
+    await t.leases.releaseIdle();
     expect(await t.store.leases.getSession(KEY, t.clock.now())).toBeUndefined();
     expect((await t.store.sessions.get(KEY))?.lastTarget).toEqual(TARGET);
   });
@@ -250,6 +253,9 @@ describe("TurnRunner", () => {
     expect(await t.store.outbox.listForInbox(inboxId)).toMatchObject([{ text: "saved on the third try" }]);
     expect(await t.store.runs.recent(10)).toHaveLength(1);
     expect(types(t.seen)).toEqual(["turn_committed", "replies_committed", "turn_ended"]);
+    // The lease stays held for the session's next turn, until it has been idle a while.
+    expect(await t.store.leases.getSession(KEY, t.clock.now())).toMatchObject({ owner: "gw_test" });
+    await t.leases.releaseIdle();
     expect(await t.store.leases.getSession(KEY, t.clock.now())).toBeUndefined();
   });
 
@@ -265,6 +271,9 @@ describe("TurnRunner", () => {
     expect(first.state.error).toBeInstanceOf(StoreError);
     expect(t.failures).toEqual(["inbox.claim"]);
     expect(types(t.seen)).toEqual(["turn_ended"]);
+    // The lease stays held for the session's next turn, until it has been idle a while.
+    expect(await t.store.leases.getSession(KEY, t.clock.now())).toMatchObject({ owner: "gw_test" });
+    await t.leases.releaseIdle();
     expect(await t.store.leases.getSession(KEY, t.clock.now())).toBeUndefined();
     expect(await t.store.inbox.get(inboxId)).toMatchObject({ state: "queued", attempts: 0 });
     expect(t.provider.requests).toHaveLength(0);
@@ -318,6 +327,9 @@ describe("TurnRunner", () => {
       { type: "trigger", origin: "heartbeat" },
       { type: "assistant", text: "HEARTBEAT_OK" },
     ]);
+    // The lease stays held for the session's next turn, until it has been idle a while.
+    expect(await t.store.leases.getSession(KEY, t.clock.now())).toMatchObject({ owner: "gw_test" });
+    await t.leases.releaseIdle();
     expect(await t.store.leases.getSession(KEY, t.clock.now())).toBeUndefined();
   });
 });
