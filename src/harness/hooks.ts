@@ -52,6 +52,8 @@ export interface TurnHooks {
 
 /** Several hook sets as one: transforms chain in order, the first refusal or continuation wins. */
 export function composeHooks(sets: readonly TurnHooks[]): TurnHooks {
+  // No hooks: nothing to call (the loop then awaits nothing extra per step).
+  if (sets.length === 0) return {};
   if (sets.length === 1 && sets[0]) return sets[0];
   return {
     async transformContext(context, turn) {
