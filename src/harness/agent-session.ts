@@ -6,7 +6,7 @@
  * answer (or the failure) is returned for the caller to commit with its replies.
  */
 import type { SessionFence } from "../store/repos/lease-repo.js";
-import type { TranscriptEvent, TranscriptPayload } from "../store/repos/transcript-repo.js";
+import type { TranscriptPayload, TranscriptRepo } from "../store/repos/transcript-repo.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { type TurnHooks, composeHooks } from "./hooks.js";
@@ -31,20 +31,10 @@ export interface TurnLimits {
 }
 
 /**
- * The transcript as the harness reads and writes it (the store's TranscriptRepo fits). With a
- * `lease`, an append is refused (false, nothing written) unless that lease still holds the session.
+ * The transcript as the harness reads and writes it: the store's repository, of which it needs
+ * `tail` and the fenced `append` (refused, false, once the turn's lease no longer holds).
  */
-export interface TranscriptAccess {
-  tail(sessionKey: string, sessionId: string, limit: number): Promise<TranscriptEvent[]>;
-  append(
-    sessionKey: string,
-    sessionId: string,
-    runId: string | null,
-    payloads: TranscriptPayload[],
-    now: number,
-    lease: SessionFence,
-  ): Promise<boolean>;
-}
+export type TranscriptAccess = Pick<TranscriptRepo, "tail" | "append">;
 
 /** The session's lease moved to another owner: this turn may write nothing more. */
 export class LeaseLostError extends Error {

@@ -55,8 +55,8 @@ export interface AgentRunOptions {
   onProviderError?(error: ProviderError): void;
   /** Hooks called in the loop; default none. */
   hooks?: TurnHooks;
-  /** What hooks are told of the turn; default from runId and sessionKey. */
-  turn?: Omit<HookTurn, "signal">;
+  /** What hooks are told of the turn. */
+  turn: Omit<HookTurn, "signal">;
   /** Times `beforeStop` may send the run on after an answer; default 3. */
   maxContinuations?: number;
   logger: Logger;
@@ -81,15 +81,7 @@ const LIMIT_NOTE =
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
   const { lane, router, logger } = options;
   const hooks = options.hooks ?? {};
-  const turn: HookTurn = {
-    ...(options.turn ?? {
-      sessionKey: options.sessionKey,
-      sessionId: "",
-      runId: options.runId,
-      trigger: "message",
-    }),
-    signal: lane.signal,
-  };
+  const turn: HookTurn = { ...options.turn, signal: lane.signal };
   let system = options.system;
   let messages = [...options.messages];
   let usage = ZERO_USAGE;
@@ -171,8 +163,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     if (failure) {
       if (failure.kind === "aborted" || lane.signal.aborted)
         return result("aborted", null, abortError(lane.signal, failure));
+      // Every failure is reported once, recovered or not (metrics count them).
+      options.onProviderError?.(failure);
       if (failure.kind === "context_overflow" && !shrunk && hooks.onContextOverflow && text === "") {
-        options.onProviderError?.(failure);
         const smaller = await hooks.onContextOverflow({ system, messages }, failure, turn);
         if (smaller) {
           logger.info(
@@ -185,7 +178,6 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         }
       }
       logger.warn({ kind: failure.kind, status: failure.status, err: failure.message }, "model call failed");
-      options.onProviderError?.(failure);
       return result("failed", null, failure);
     }
 

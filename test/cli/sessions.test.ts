@@ -86,7 +86,15 @@ async function seed(store: Store, now: number): Promise<void> {
     now - 2 * MIN,
   );
   await store.inbox.markQueued(record.id, now - 2 * MIN);
-  await store.inbox.claim(busy, "ses-m", "run-m", { all: false }, now - MIN);
+  const lease = await store.leases.acquireSession(busy, "gw_cli_test", now - MIN, 10 * MIN);
+  if (!lease) throw new Error("no lease");
+  await store.inbox.claim(
+    busy,
+    "ses-m",
+    "run-m",
+    { all: false, lease: { owner: "gw_cli_test", fence: lease.fence } },
+    now - MIN,
+  );
 }
 
 describe("switchyard sessions", () => {

@@ -119,7 +119,7 @@ function decodeEntity(s: string, i: number): { value: string; end: number } | un
 }
 
 /**
- * Normalises a link target as Telegram does (`telegram.org` → `http://telegram.org/`); undefined if
+ * Normalises a link target as Telegram does (`host.test` → `http://host.test/`); undefined if
  * it is not a URL. Link text used as the target (`<a>` without href) must look like a web address.
  */
 function normaliseUrl(raw: string, fromText: boolean): string | undefined {

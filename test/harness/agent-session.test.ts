@@ -172,8 +172,10 @@ describe("AgentSession", () => {
     const overflow = new ProviderError("context_overflow", "prompt is too long", { provider: "scripted" });
     const provider = new ScriptedProvider([[{ type: "error", error: overflow }]]);
     const { session, spec } = await setup(provider, [{ onContextOverflow: async () => undefined }]);
-    const result = await session.run(spec());
+    const reported: string[] = [];
+    const result = await session.run(spec({ onProviderError: (e) => void reported.push(e.kind) }));
     expect(result.outcome).toBe("failed");
+    expect(reported).toEqual(["context_overflow"]); // reported once, not again on the way out
     expect((result.error as ProviderError).kind).toBe("context_overflow");
   });
 });

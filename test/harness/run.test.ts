@@ -71,6 +71,7 @@ function harness(tools = new ToolRegistry()): Harness {
             runId: "run-1",
             sessionKey: "s1",
             router: new ModelRouter({ provider, model: "claude-test" }),
+            turn: { sessionKey: "s1", sessionId: "ses-1", runId: "run-1", trigger: "message" },
             system: "You are a test.",
             messages: [{ role: "user", content: "hello" }],
             tools,

@@ -17,11 +17,7 @@ export async function until(
   what: string,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+  await poll(check, what, timeoutMs, () => new Promise((r) => setTimeout(r, POLL_MS)));
 }
 
 /**
@@ -36,11 +32,23 @@ export async function untilAdvancing(
   what: string,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+  await poll(check, what, timeoutMs, async () => {
     const dueMs = clock.nextDueMs();
     if (dueMs !== undefined) await clock.advanceAsync(Math.max(0, dueMs - clock.now()));
     else await new Promise((r) => setTimeout(r, POLL_MS));
+  });
+}
+
+/** Calls `step` until `check` holds; fails naming `what` after `timeoutMs` of real time. */
+async function poll(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs: number,
+  step: () => Promise<void>,
+): Promise<void> {
+  const t0 = Date.now();
+  while (!(await check())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await step();
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The checkpoint worker and the writer's safety net, observed in the WAL-index header (the
- * `-shm` file, https://www.sqlite.org/walformat.html §2.2): `mxFrame` frames are in the log and
+ * `-shm` file; SQLite's WAL file format, §2.2): `mxFrame` frames are in the log and
  * `nBackfill` of them are copied back. With `checkpointInWorker` the writer checkpoints only once
  * the log passes SAFETY_AUTOCHECKPOINT_PAGES; below that the worker does it, so commits only
  * append. Nothing here waits for time: each step waits for the header to show the checkpoint.

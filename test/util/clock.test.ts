@@ -74,32 +74,32 @@ describe("ManualClock", () => {
   });
 
   it("advanceAsync lets promise continuations schedule the next wait before it moves on", async () => {
-    const clock = new ManualClock(0);
+    const manual = new ManualClock(0);
     const woke: number[] = [];
     const loop = (async () => {
       for (let i = 0; i < 3; i++) {
-        await clock.sleep(100);
-        woke.push(clock.now());
+        await manual.sleep(100);
+        woke.push(manual.now());
       }
     })();
-    await clock.advanceAsync(300);
+    await manual.advanceAsync(300);
     await loop;
     expect(woke).toEqual([100, 200, 300]);
   });
 
   it("advance alone fires only the timers scheduled before it", async () => {
-    const clock = new ManualClock(0);
+    const manual = new ManualClock(0);
     const woke: number[] = [];
     void (async () => {
-      await clock.sleep(100);
-      woke.push(clock.now());
-      await clock.sleep(100);
-      woke.push(clock.now());
+      await manual.sleep(100);
+      woke.push(manual.now());
+      await manual.sleep(100);
+      woke.push(manual.now());
     })();
-    clock.advance(300);
+    manual.advance(300);
     await Promise.resolve();
     expect(woke).toEqual([300]);
-    expect(clock.nextDueMs()).toBe(400);
+    expect(manual.nextDueMs()).toBe(400);
   });
 
   it("set steps the wall clock: nothing fires, pending timers keep the delay they had left", () => {
@@ -144,14 +144,14 @@ describe.each([
 
 describe("ManualClock.sleep", () => {
   it("resolves when time reaches it, not before", async () => {
-    const clock = new ManualClock(0);
+    const manual = new ManualClock(0);
     let done = false;
-    void clock.sleep(100).then(() => {
+    void manual.sleep(100).then(() => {
       done = true;
     });
-    await clock.advanceAsync(99);
+    await manual.advanceAsync(99);
     expect(done).toBe(false);
-    await clock.advanceAsync(1);
+    await manual.advanceAsync(1);
     expect(done).toBe(true);
   });
 });

@@ -72,7 +72,7 @@ export interface InboxRepo {
     sessionKey: string,
     sessionId: string,
     runId: string,
-    options: { all: boolean; lease?: SessionFence },
+    options: { all: boolean; lease: SessionFence },
     now: number,
   ): Promise<InboxRecord[]>;
   get(id: number): Promise<InboxRecord | undefined>;

@@ -53,9 +53,8 @@ export interface TranscriptEvent {
 
 /**
  * A session's events in append order. The writers of one session's transcript are the run
- * holding its lease (claim, append, commitTurn carry its fence; only a claim without a lease,
- * deprecated, does not), so they are serialized by the lease and a reader of one session may
- * resume from the last id it read.
+ * holding its lease (claim, append and commitTurn carry its fence), so they are serialized by
+ * the lease and a reader of one session may resume from the last id it read.
  */
 export interface TranscriptRepo {
   /**

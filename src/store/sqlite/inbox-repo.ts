@@ -51,7 +51,7 @@ export function inboxDedupeKey(message: InboundMessage): string {
 
 /** A claim's owner and lease, as written on the rows it takes. */
 interface ClaimLease {
-  owner: string | null;
+  owner: string;
   until: number;
 }
 
@@ -74,7 +74,7 @@ export class SqliteInboxRepo implements InboxRepo {
       sessionId: string,
       runId: string,
       all: boolean,
-      lease: SessionFence | undefined,
+      lease: SessionFence,
       now: number,
     ) => InboxRecord[]
   >;
@@ -190,7 +190,7 @@ export class SqliteInboxRepo implements InboxRepo {
         sessionId: string,
         runId: string,
         all: boolean,
-        lease: SessionFence | undefined,
+        lease: SessionFence,
         now: number,
       ): InboxRecord[] => {
         const claim = this.#claimLease(sessionKey, lease, now);
@@ -250,7 +250,7 @@ export class SqliteInboxRepo implements InboxRepo {
     sessionKey: string,
     sessionId: string,
     runId: string,
-    options: { all: boolean; lease?: SessionFence },
+    options: { all: boolean; lease: SessionFence },
     now: number,
   ): Promise<InboxRecord[]> {
     return guard(this.#path, () =>
@@ -327,12 +327,10 @@ export class SqliteInboxRepo implements InboxRepo {
   }
 
   /**
-   * Who a claim's rows belong to: the lease holder and its session lease's expiry, or (no
-   * lease: one process only) nobody, with a lease already over. Undefined: `lease` does not
-   * hold the session at `now`, so nothing may be claimed.
+   * Who a claim's rows belong to: the lease holder, until its session lease's expiry.
+   * Undefined: `lease` does not hold the session at `now`, so nothing may be claimed.
    */
-  #claimLease(sessionKey: string, lease: SessionFence | undefined, now: number): ClaimLease | undefined {
-    if (!lease) return { owner: null, until: 0 };
+  #claimLease(sessionKey: string, lease: SessionFence, now: number): ClaimLease | undefined {
     const until = this.#leases.heldUntilInTransaction(sessionKey, lease, now);
     return until === undefined ? undefined : { owner: lease.owner, until };
   }

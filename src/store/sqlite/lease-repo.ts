@@ -131,7 +131,7 @@ export class SqliteLeaseRepo implements LeaseRepo {
       if (row) this.#grant.run({ sessionKey, owner, until, fence });
       else this.#insert.run({ sessionKey, owner, until });
       // A released lease left no running rows behind (release requeued them); a never-leased
-      // session may have rows from a claim without a lease or from before schema 5.
+      // session may have running rows from before schema 5.
       const requeued = row?.owner === null ? 0 : this.#requeueExpiredOf.run({ sessionKey, now }).changes;
       return { sessionKey, owner, fence, leaseUntil: until, requeued };
     });

@@ -47,9 +47,8 @@ const TAIL_CACHE_SESSIONS = 128;
  * transactions (the cache only ever holds committed rows), and no row of a session can commit
  * after a row of that session with a higher id: in SQLite ids are taken under the one write
  * lock, and on any engine a session's writers are one lease holder at a time (claim, append and
- * commitTurn carry its fence, and a new holder's grant waits for the old holder's writes). A
- * claim without a lease (deprecated), which appends its user events unfenced, in a second
- * process could break that on a server database. Nothing deletes or rewrites transcript rows;
+ * commitTurn carry its fence, and a new holder's grant waits for the old holder's writes).
+ * Nothing deletes or rewrites transcript rows;
  * whatever starts to (compaction) must drop this cache.
  */
 export class SqliteTranscriptRepo implements TranscriptRepo {

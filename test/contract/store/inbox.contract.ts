@@ -99,7 +99,7 @@ export function inboxContract(ctx: StoreContext): void {
       const b1 = await enqueue(store, "B");
       const a2 = await enqueue(store, "A");
       await store.inbox.receive(inbound(), "A", T0); // received, not queued: not claimable
-      const claimed = await store.inbox.claim("A", "ses-a", "run-1", { all: false }, T0 + 7);
+      const claimed = await claimLeased(store, "A", "ses-a", "run-1", { all: false }, T0 + 7);
       expect(claimed.map((r) => r.id)).toEqual([a1.id]);
       expect(claimed[0]).toMatchObject({
         state: "running",
@@ -109,9 +109,9 @@ export function inboxContract(ctx: StoreContext): void {
       });
       expect(await store.inbox.get(a1.id)).toEqual(claimed[0]);
 
-      const next = await store.inbox.claim("A", "ses-a", "run-2", { all: false }, T0 + 8);
+      const next = await claimLeased(store, "A", "ses-a", "run-2", { all: false }, T0 + 8);
       expect(next.map((r) => r.id)).toEqual([a2.id]);
-      expect(await store.inbox.claim("A", "ses-a", "run-3", { all: false }, T0 + 9)).toEqual([]);
+      expect(await claimLeased(store, "A", "ses-a", "run-3", { all: false }, T0 + 9)).toEqual([]);
       expect((await store.inbox.get(b1.id))?.state).toBe("queued");
     });
 
@@ -119,7 +119,7 @@ export function inboxContract(ctx: StoreContext): void {
       const ids = [];
       for (let i = 0; i < 4; i++) ids.push((await enqueue(store, "A")).id);
       await enqueue(store, "B");
-      const claimed = await store.inbox.claim("A", "ses-a", "run-1", { all: true }, T0);
+      const claimed = await claimLeased(store, "A", "ses-a", "run-1", { all: true }, T0);
       expect(claimed.map((r) => r.id)).toEqual(ids);
       expect(claimed.every((r) => r.state === "running" && r.runId === "run-1")).toBe(true);
       expect(await store.inbox.sessionsWithQueued()).toEqual(["B"]);
@@ -128,7 +128,7 @@ export function inboxContract(ctx: StoreContext): void {
     it("claim appends the user events in the same step", async () => {
       const a = await enqueue(store, "A", T0, { text: "first", senderName: "Ada" });
       const b = await enqueue(store, "A", T0, { text: "second", senderName: "Bob" });
-      await store.inbox.claim("A", "ses-a", "run-1", { all: true }, T0 + 3);
+      await claimLeased(store, "A", "ses-a", "run-1", { all: true }, T0 + 3);
       const tail = await store.transcript.tail("A", "ses-a", 10);
       expect(tail.map((e) => e.payload)).toEqual([
         { type: "user", inboxId: a.id, text: "first", senderName: "Ada" },
@@ -225,7 +225,7 @@ export function inboxContract(ctx: StoreContext): void {
     it("listUnfinished lists received, queued and running rows, oldest first", async () => {
       const received = (await store.inbox.receive(inbound(), "A", T0)).record;
       const running = await enqueue(store, "B");
-      await store.inbox.claim("B", "ses-b", "run-b", { all: false }, T0);
+      await claimLeased(store, "B", "ses-b", "run-b", { all: false }, T0);
       const queued = await enqueue(store, "C");
       const answered = await enqueue(store, "D");
       await claimLeased(store, "D", "ses-1", "run-d", { all: false }, T0);
@@ -246,7 +246,7 @@ export function inboxContract(ctx: StoreContext): void {
       await enqueue(store, "B");
       await store.inbox.receive(inbound(), "C", T0);
       expect(await store.inbox.sessionsWithQueued()).toEqual(["B", "A"]);
-      await store.inbox.claim("B", "ses-b", "run-b", { all: false }, T0);
+      await claimLeased(store, "B", "ses-b", "run-b", { all: false }, T0);
       expect(await store.inbox.sessionsWithQueued()).toEqual(["A", "B"]);
     });
 
@@ -262,7 +262,7 @@ export function inboxContract(ctx: StoreContext): void {
       await store.inbox.receive(inbound(), "A", T0);
       await enqueue(store, "A");
       await enqueue(store, "A");
-      await store.inbox.claim("A", "ses-a", "run-1", { all: false }, T0);
+      await claimLeased(store, "A", "ses-a", "run-1", { all: false }, T0);
       expect(await store.inbox.countByState()).toEqual({
         received: 1,
         queued: 1,
@@ -358,7 +358,7 @@ export function groupContextContract(ctx: StoreContext): void {
         text: "@bot book it",
         groupContext: context,
       });
-      await store.inbox.claim("g", "ses", "run-g", { all: false }, T0);
+      await claimLeased(store, "g", "ses", "run-g", { all: false }, T0);
       const [event] = await store.transcript.tail("g", "ses", 10);
       expect(event?.payload).toMatchObject({ type: "user", text: "@bot book it", isGroup: true, context });
     });

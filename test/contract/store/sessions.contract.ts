@@ -96,7 +96,7 @@ export function sessionsContract(ctx: StoreContext): void {
       const main = "agent:main:main";
       await store.sessions.ensure(main, "ses-m", null, T0);
       await enqueue(store, main, T0 + 40);
-      await store.inbox.claim(main, "ses-m", "run-m", { all: false }, T0 + 50);
+      await claimLeased(store, main, "ses-m", "run-m", { all: false }, T0 + 50);
       // A session with nothing in it yet: its own update time.
       const quiet = "agent:ops:slack:default:group:C1";
       await store.sessions.ensure(quiet, "ses-q", null, T0 + 5);

@@ -119,12 +119,12 @@ describe("proxySettingsFromEnv", () => {
     const settings = proxySettingsFromEnv({
       https_proxy: "http://p:1",
       no_proxy: "skip.example",
-      NO_PROXY: "api.openai.com",
+      NO_PROXY: "api.vendor.test",
     });
     if (!settings) throw new Error("expected settings");
-    expect(proxyFor(settings, new URL("https://api.openai.com/v1"))?.host).toBe("p");
+    expect(proxyFor(settings, new URL("https://api.vendor.test/v1"))?.host).toBe("p");
     expect(proxyFor(settings, new URL("https://a.skip.example/"))).toBeUndefined();
-    expect(proxyFor(settings, new URL("http://api.openai.com/"))).toBeUndefined(); // no http_proxy
+    expect(proxyFor(settings, new URL("http://api.vendor.test/"))).toBeUndefined(); // no http_proxy
   });
 
   it.each([

@@ -2,6 +2,7 @@
  * OpenAIProvider: the real openai SDK against the model simulator, through the shared
  * ModelProvider contract plus the OpenAI-specific wire details.
  */
+import { providerModules } from "../../../src/harness/providers/registry.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenAIProvider } from "../../../src/harness/providers/openai.js";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
@@ -80,7 +81,8 @@ describe("OpenAIProvider specifics", () => {
     const provider = new OpenAIProvider({ apiKey: "k", fetch: toSimulator });
     const events = await collect(provider.stream(request(), never));
     expect(events.at(-1)).toMatchObject({ type: "stop" });
-    expect(origins).toEqual(["https://api.openai.com"]);
+    // The SDK's own default base URL (the one the provider registry names), never reached.
+    expect(origins).toEqual([new URL(providerModules.openai.defaultBaseUrl).origin]);
     const body = sim.requests.at(-1)?.body as Record<string, unknown>;
     expect(body.max_completion_tokens).toBe(256);
     expect(body).not.toHaveProperty("max_tokens");
