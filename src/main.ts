@@ -181,7 +181,7 @@ async function assemble(
     errorStatus: gatewayErrorStatus,
     ...(config.gateway.auth.token ? { authToken: config.gateway.auth.token } : {}),
   });
-  const access = createChannels(options.channelModules ?? defaultChannelModules, config, channels, {
+  const access = await createChannels(options.channelModules ?? defaultChannelModules, config, channels, {
     agentId: config.agent.id,
     server,
     workspaceDir,

@@ -8,18 +8,18 @@ import type { ChannelDirectory } from "../gateway/channel-directory.js";
  * Builds every enabled channel module's channels into the directory; returns the access policy
  * of each. A channel exists only with the policy its module declares.
  */
-export function createChannels(
+export async function createChannels(
   modules: ChannelModules,
   config: Config,
   directory: ChannelDirectory,
   ctx: Parameters<ChannelModules[string]["create"]>[1],
-): Partial<Record<ChannelName, AccessPolicy>> {
+): Promise<Partial<Record<ChannelName, AccessPolicy>>> {
   const access: Partial<Record<string, AccessPolicy>> = {};
   const sections = config.channels as Record<string, unknown>;
   for (const [name, module] of Object.entries(modules)) {
     const settings = module.settings.parse(sections[name]);
     if (!module.enabled(settings)) continue;
-    const set = module.create(settings as NonNullable<typeof settings>, ctx);
+    const set = await module.create(settings as NonNullable<typeof settings>, ctx);
     for (const channel of set.channels) directory.add(channel);
     access[name] = set.access;
   }

@@ -10,7 +10,7 @@ import { ModelRouter } from "../harness/providers/model-router.js";
 import { providerModules } from "../harness/providers/registry.js";
 import { RetryingProvider } from "../harness/providers/retrying-provider.js";
 import type { ModelProvider } from "../harness/providers/types.js";
-import { ModelSimulator } from "../simulator/model-simulator.js";
+import type { ModelSimulator } from "../simulator/model-simulator.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
@@ -46,6 +46,7 @@ export async function buildModelRouter(
   let baseUrl = choice.baseUrl;
   let apiKey = choice.apiKey;
   if (choice.simulated) {
+    const { ModelSimulator } = await import("../simulator/model-simulator.js");
     const sim = new ModelSimulator({ keepRequests: 20 });
     simulator = sim;
     onOpened("model simulator", () => sim.close());

@@ -225,13 +225,15 @@ export interface ChannelCheck {
  * One platform: a folder exporting this, plus one line in channels/registry.ts. The settings
  * schema is `channels.<name>` (built from the shared access fragment), the factory returns the
  * channels *and* their access policy (there is no channel without one), the probe is doctor's,
- * and the platform SDK is imported lazily by the adapter, when it starts.
+ * and the platform SDK is imported lazily by the adapter, when it starts. A module keeps its
+ * implementation out of start-up by importing it inside `create` (which may be async): a
+ * channel that is not configured costs nothing to load.
  */
 export interface ChannelModule<S extends z.ZodType = z.ZodType> {
   readonly settings: S;
   /** Whether the parsed settings turn the channel on (absent settings: off, unless defaulted). */
   enabled(settings: z.output<S>): boolean;
-  create(settings: NonNullable<z.output<S>>, ctx: ChannelFactoryContext): ChannelSet;
+  create(settings: NonNullable<z.output<S>>, ctx: ChannelFactoryContext): ChannelSet | Promise<ChannelSet>;
   /**
    * Checks for `doctor` (tokens, reachability), each bounded by `timeoutMs`; `baseUrl` is where
    * the gateway's HTTP server listens. A configuration problem found on the way is thrown as

@@ -6,14 +6,8 @@ import { ConfigError } from "../util/config-error.js";
 import { parseArgs } from "node:util";
 import { FolderError } from "../config/home.js";
 
-import { runChat } from "./chat.js";
-import { runDoctor } from "./doctor.js";
 import { type GatewayStarter, runGatewayCommand } from "./gateway-command.js";
 import { joinNegativeValues } from "./join-negative-values.js";
-import { runLogs } from "./logs.js";
-import { runPairing } from "./pairing.js";
-import { runSessions } from "./sessions.js";
-import { runStatus } from "./status.js";
 import { packageVersion } from "./version.js";
 
 const USAGE = `usage: switchyard <command> [options]
@@ -72,21 +66,22 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   }
   const { command, options } = parsed;
   try {
+    // Each command's module is loaded when it runs: the gateway's start-up pays for no other.
     switch (command) {
       case "gateway":
         return await runGatewayCommand(options, deps.startGateway);
       case "chat":
-        return await runChat(options);
+        return await (await import("./chat.js")).runChat(options);
       case "status":
-        return await runStatus(options);
+        return await (await import("./status.js")).runStatus(options);
       case "doctor":
-        return await runDoctor(options);
+        return await (await import("./doctor.js")).runDoctor(options);
       case "pairing":
-        return await runPairing(options, parsed.args);
+        return await (await import("./pairing.js")).runPairing(options, parsed.args);
       case "sessions":
-        return await runSessions(options, parsed.args);
+        return await (await import("./sessions.js")).runSessions(options, parsed.args);
       case "logs":
-        return await runLogs(options);
+        return await (await import("./logs.js")).runLogs(options);
       case "version":
         process.stdout.write(`switchyard ${packageVersion()}\n`);
         return 0;

@@ -1,7 +1,7 @@
 /**
  * The Telegram channel module: `channels.telegram` settings, one TelegramChannel per bot
  * account with the access policy they share, and doctor's check of every token (getMe).
- * grammY is imported by the channel when it starts, never here.
+ * The adapter is imported only when the channel is configured, and grammY when it starts.
  */
 import { networkReason } from "../../util/network-reason.js";
 import { ChannelAccessPolicy } from "../access-policy.js";
@@ -12,7 +12,6 @@ import {
   planTelegramAccounts,
   telegramSettings,
 } from "./settings.js";
-import { TelegramChannel } from "./telegram-channel.js";
 
 const settings = telegramSettings.optional();
 
@@ -20,7 +19,8 @@ const settings = telegramSettings.optional();
 export const telegramModule: ChannelModule<typeof settings> = {
   settings,
   enabled: (settings) => settings?.enabled === true,
-  create(settings, ctx) {
+  async create(settings, ctx) {
+    const { TelegramChannel } = await import("./telegram-channel.js");
     const channels = planTelegramAccounts(settings).map(
       (plan) =>
         new TelegramChannel({
