@@ -1,6 +1,5 @@
-import { channelModules as defaultChannelModules, type ChannelModules } from "./channels/registry.js";
-import type { Config } from "./config/schema.js";
-import type { HeartbeatScheduler } from "./cron/heartbeat-scheduler.js";
+import { channelModules as defaultChannelModules } from "./channels/registry.js";
+import type { RunningGateway, StartGatewayOptions } from "./app/gateway-types.js";
 import { AnswerWaiters } from "./gateway/answer-waiters.js";
 import { createChannels } from "./app/channels.js";
 import { buildAgentSession, buildLanes } from "./app/harness.js";
@@ -22,63 +21,16 @@ import { SessionLeases } from "./gateway/session-leases.js";
 import { statusSnapshot } from "./gateway/status-snapshot.js";
 import { TurnRunner } from "./gateway/turn-runner.js";
 import { TurnScheduler } from "./gateway/turn-scheduler.js";
-import type { ModelProvider } from "./harness/providers/types.js";
 import { GatewayHttpServer } from "./http/server.js";
-import type { Store } from "./store/types.js";
-import { type Clock, systemClock } from "./util/clock.js";
+import { systemClock } from "./util/clock.js";
 import { newId } from "./util/ids.js";
-import type { Logger } from "./util/logger.js";
-import type { SecretList } from "./util/redact.js";
 
 /** The `switchyard` command line (bin/switchyard.js calls this); resolves with the exit code. */
 export function main(argv: string[]): Promise<number> {
   return runCli(argv, { startGateway });
 }
 
-export interface StartGatewayOptions {
-  config: Config;
-  configFile: string | undefined;
-  home: string;
-  env: NodeJS.ProcessEnv;
-  logger: Logger;
-  /** Overrides gateway.port (e.g. --port, or 0 in tests). */
-  port?: number;
-  clock?: Clock;
-  /** Configured secret values: redacted (with the known key shapes) from every stored error text. */
-  secrets?: SecretList;
-  /** Test seam: use this provider instead of resolving one. */
-  provider?: ModelProvider;
-  /**
-   * Owners (instance ids) of a gateway known to be dead that ran on this database — the one a
-   * stale runtime file in this home names: its leases end at once, so its work is taken over
-   * now rather than after `gateway.leaseTtlMs`.
-   */
-  revokeOwners?: readonly string[];
-  /** The channel modules; default the registry (a test adds its own this way). */
-  channelModules?: ChannelModules;
-  /**
-   * Seam: wraps the opened store (tests inject failures this way; a deployment could add
-   * instrumentation). The gateway closes the store it gets back on stop.
-   */
-  wrapStore?: (store: Store) => Store;
-}
-
-/** A started gateway. */
-export interface RunningGateway {
-  url: string;
-  /** This process's instance id: the owner of its leases (written to the runtime file). */
-  owner: string;
-  gateway: Gateway;
-  store: Store;
-  channels: ChannelDirectory;
-  simulated: boolean;
-  simulatorUrl: string | undefined;
-  workspaceDir: string;
-  /** The heartbeat clock, when `heartbeat.everyMs` is not 0 (`beat()` fires one now). */
-  heartbeat: HeartbeatScheduler | undefined;
-  /** Graceful stop: intake off, drain, abort, close. */
-  stop(): Promise<void>;
-}
+export type { RunningGateway, StartGatewayOptions };
 
 /**
  * Starts the gateway. A failure at any step (a port in use, a database that will not open, a
@@ -112,7 +64,11 @@ async function assemble(
   const { workspaceDir, store } = await openState(options, onOpened);
   const metrics = new GatewayMetrics();
 
-  const { router: models, simulator, provider } = await buildModelRouter(options, onOpened);
+  const {
+    router: models,
+    simulator,
+    usage,
+  } = await buildModelRouter({ ...options, store, metrics }, onOpened);
 
   const { pool, lanes } = buildLanes(config, clock, metrics, logger);
 
@@ -198,7 +154,15 @@ async function assemble(
     access,
     scheduler,
     channels,
-    commands: { store, lanes, clock, modelRef: config.agent.model, simulated: models.simulated },
+    commands: {
+      store,
+      lanes,
+      clock,
+      modelRef: config.agent.model,
+      simulated: models.simulated,
+      models,
+      usage,
+    },
     events,
     isAccepting: () => intake.on,
     clock,
@@ -235,10 +199,12 @@ async function assemble(
         channels,
         clock,
         model: config.agent.model,
-        provider: provider.id,
+        provider: models.primary.provider,
         simulated: models.simulated,
         maxConcurrent: config.lanes.maxConcurrent,
         workspaceDir,
+        usage,
+        authProfiles: models.authProfiles,
       }),
   });
 
@@ -255,7 +221,7 @@ async function assemble(
   gateway.open();
   leases.start();
   onOpened("session leases", () => leases.stop());
-  const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger });
+  const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger, usage });
   logger.info(
     {
       url: server.url,
@@ -277,6 +243,7 @@ async function assemble(
     store,
     channels,
     simulated: models.simulated,
+    models,
     simulatorUrl: simulator?.url,
     workspaceDir,
     heartbeat,
@@ -291,6 +258,7 @@ async function assemble(
         for (const channel of channels.list()) await channel.stop();
         await server.close();
         await simulator?.close();
+        await models.close();
         await store.close();
         logger.info({ drained }, "gateway stopped");
       })();

@@ -7,7 +7,7 @@ import { GlobalLane } from "../gateway/lanes/global-lane.js";
 import { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
 import { AgentSession, type TranscriptAccess } from "../harness/agent-session.js";
-import type { ModelAccess } from "../harness/providers/model-router.js";
+import type { ModelAccess } from "../harness/models/model-router.js";
 import { fileTools } from "../harness/tools/file-tools.js";
 import { ToolRegistry } from "../harness/tools/registry.js";
 import type { Clock } from "../util/clock.js";

@@ -24,6 +24,8 @@ export function startHeartbeat(
     store: Store;
     clock: Clock;
     logger: Logger;
+    /** The daily spend cap pauses background work: a paused tick makes no model call. */
+    usage?: { backgroundPaused(): boolean };
   },
 ): HeartbeatScheduler | undefined {
   const { everyMs, target, ackMaxChars } = config.heartbeat;
@@ -31,12 +33,22 @@ export function startHeartbeat(
   const checklistPath = join(deps.workspaceDir, "HEARTBEAT.md");
   const checklist = () => readFile(checklistPath, "utf8").catch(() => "");
   const sessionKey = `agent:${config.agent.id}:heartbeat`;
+  let pausedLogged = false;
   const scheduler = new HeartbeatScheduler({
     everyMs,
     sessionKey,
     lanes: deps.lanes,
     clock: deps.clock,
-    isIdle: async () => isHeartbeatChecklistEmpty(await checklist()),
+    isIdle: async () => {
+      if (deps.usage?.backgroundPaused()) {
+        if (!pausedLogged)
+          deps.logger.warn("heartbeat paused: the daily spend cap (limits.dailySpendUsd) is reached");
+        pausedLogged = true;
+        return true;
+      }
+      pausedLogged = false;
+      return isHeartbeatChecklistEmpty(await checklist());
+    },
     run: async (ctx) => {
       const to = target === "last" ? ((await deps.store.sessions.latestTarget()) ?? null) : null;
       await deps.turns.run(

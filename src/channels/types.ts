@@ -153,6 +153,18 @@ export interface Channel {
    * preview per turn, threads it to that message, and replaces exactly it with the reply.
    */
   streamDelta?(target: ChatTarget & { inboxIds: readonly number[]; replyTo?: string }, delta: string): void;
+  /**
+   * The last `discardedChars` characters (UTF-16 code units, as `String.length` counts them)
+   * streamed through `streamDelta` for this turn were discarded — a model call failed part-way —
+   * and the text streamed next replaces them. Never more than the turn streamed since its last
+   * reset; text of earlier model calls (before tool calls) stays. Best effort, like `streamDelta`:
+   * an editable preview drops the text (Telegram), an append-only stream (HTTP SSE) writes
+   * nothing it already sent again. Absent: the channel keeps the discarded text.
+   */
+  streamReset?(
+    target: ChatTarget & { inboxIds: readonly number[]; replyTo?: string },
+    discardedChars: number,
+  ): void;
 }
 
 /** Tokens a run used (the harness's TokenUsage, restated so channels depend on no harness type). */

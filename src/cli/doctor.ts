@@ -10,10 +10,9 @@ import { ConfigError } from "../util/config-error.js";
 import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-import { chooseProvider, providerApiKey, providerKeyEnv } from "../config/provider-choice.js";
+import { chooseProvider, providerKeyEnv, resolveProviders } from "../config/provider-choice.js";
 import type { Config } from "../config/schema.js";
 import { type ChannelModules, channelModules } from "../channels/registry.js";
-import { PROVIDER_NAMES } from "../harness/providers/model-ref.js";
 import { providerModules } from "../harness/providers/registry.js";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
@@ -75,12 +74,14 @@ export async function runDoctor(options: CliOptions): Promise<number> {
     const store = openSqliteStore({ path: dbPath });
     const version = store.schemaVersion();
     const dead = (await store.outbox.countByState()).dead;
+    const authStates = await store.authProfiles.list();
     await store.close();
     add(
       dead > 0 ? "warn" : "ok",
       "database",
       `${dbPath} opens (schema v${version})${dead > 0 ? `; ${dead} undelivered replies (see switchyard status)` : ""}`,
     );
+    checks.push(...authProfileWarnings(authStates, Date.now()));
   } catch (err) {
     add("fail", "database", (err as Error).message);
   }
@@ -111,53 +112,77 @@ export async function runDoctor(options: CliOptions): Promise<number> {
 }
 
 /**
- * One line per provider that has a key (config or environment) or a base URL, each probed with
- * a model listing; the one agent.model uses is marked, and an unconfigured one in use is a warning.
+ * One line per auth profile of every configured provider, each key probed with a model listing;
+ * the models agent.model and agent.fallbacks use are named, and a primary without a key is a
+ * warning (replies would be simulated). Keys are never printed: where each comes from is.
  */
 async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const checks: Check[] = [];
   const choice = chooseProvider(config, env);
-  const bySimulatorPrefix = config.agent.model.startsWith("simulator/");
-  if (bySimulatorPrefix) {
+  const primary = choice.chain[0]?.provider ?? "";
+  if (config.agent.model.startsWith("simulator/")) {
     checks.push({
       verdict: "ok",
       what: "provider",
       detail: `agent.model is ${config.agent.model}: replies are SIMULATED by the built-in model simulator`,
     });
   } else if (choice.simulated) {
+    const keyHint =
+      primary === "anthropic" || primary === "openai" ? `set ${providerKeyEnv(primary)} or ` : "";
     checks.push({
       verdict: "warn",
       what: "provider",
-      detail: `no API key for ${choice.provider}: replies will be SIMULATED (agent.model is ${config.agent.model}; set ${providerKeyEnv(choice.provider)} or providers.${choice.provider}.apiKey)`,
+      detail: `no API key for ${primary}: replies will be SIMULATED (agent.model is ${config.agent.model}; ${keyHint}providers.${primary}.apiKey or profiles)`,
     });
   }
-  const probes = PROVIDER_NAMES.map(async (provider): Promise<Check | undefined> => {
-    const settings = config.providers[provider];
-    const apiKey = providerApiKey(config, env, provider);
-    if (!apiKey && !settings.baseUrl) return undefined;
-    const inUse = !bySimulatorPrefix && choice.provider === provider;
-    const role = inUse
-      ? `in use by agent.model ${config.agent.model}`
-      : "configured, not used by agent.model";
-    const keySource = settings.apiKey
-      ? `key from providers.${provider}.apiKey`
-      : apiKey
-        ? `key from ${providerKeyEnv(provider)}`
-        : "no key";
-    const { verdict, detail } = await providerModules[provider].probe({
-      apiKey,
-      baseUrl: settings.baseUrl,
-      timeoutMs: PROBE_TIMEOUT_MS,
-    });
-    // A provider agent.model does not use cannot break replies: its failures are warnings.
-    return {
-      verdict: verdict === "fail" && !inUse ? "warn" : verdict,
-      what: "provider",
-      detail: `${provider} (${role}; ${keySource}): ${detail}`,
-    };
-  });
-  for (const check of await Promise.all(probes)) if (check) checks.push(check);
+  for (const s of choice.skipped) {
+    checks.push({ verdict: "warn", what: "provider", detail: `fallback ${s.ref} is left out: ${s.reason}` });
+  }
+  const used = new Map<string, string[]>();
+  if (!choice.simulated)
+    for (const e of choice.chain) used.set(e.provider, [...(used.get(e.provider) ?? []), e.ref]);
+  const probes = resolveProviders(config, env).flatMap((provider) =>
+    provider.profiles.map(async (profile): Promise<Check> => {
+      const refs = used.get(provider.name);
+      const role = refs ? `used by ${refs.join(", ")}` : "configured, not in the model chain";
+      const { verdict, detail } = await providerModules[provider.type].probe({
+        apiKey: profile.apiKey,
+        baseUrl: provider.baseUrl,
+        timeoutMs: PROBE_TIMEOUT_MS,
+      });
+      // A provider the chain does not use cannot break replies, and one profile of several
+      // failing is covered by the others: both are warnings.
+      const covered = !refs || provider.profiles.length > 1;
+      return {
+        verdict: verdict === "fail" && covered ? "warn" : verdict,
+        what: "provider",
+        detail: `${provider.name}:${profile.id} (${role}; key from ${profile.source}): ${detail}`,
+      };
+    }),
+  );
+  for (const check of await Promise.all(probes)) checks.push(check);
   return checks;
+}
+
+/** A warning per auth profile whose key was rejected (cooling for `auth`) or out of quota. */
+export function authProfileWarnings(
+  states: ReadonlyArray<{
+    provider: string;
+    profileId: string;
+    cooldownUntil: number | null;
+    cooldownReason: string | null;
+  }>,
+  now: number,
+): Check[] {
+  return states
+    .filter(
+      (s) => (s.cooldownUntil ?? 0) > now && (s.cooldownReason === "auth" || s.cooldownReason === "billing"),
+    )
+    .map((s) => ({
+      verdict: "warn" as const,
+      what: "auth",
+      detail: `${s.provider}:${s.profileId} ${s.cooldownReason === "auth" ? "had its key rejected" : "is out of credit or quota"}; cooling until ${new Date(s.cooldownUntil ?? 0).toISOString()} (switchyard auth status; auth reset ${s.provider} ${s.profileId} after fixing it)`,
+    }));
 }
 
 /** Which configuration file was checked, and why that one. */

@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { ensureWritableFolder, resolveHome } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
+import { resolveProviders } from "../config/provider-choice.js";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../util/config-error.js";
 import type { Logger } from "../util/logger.js";
@@ -48,20 +49,21 @@ export function remoteExposureWarning(host: string, tokenSet = false): string {
  * webhook secrets.
  */
 export function configuredSecrets(config: Config, env: NodeJS.ProcessEnv): string[] {
-  const values = [
-    config.providers.openai.apiKey,
-    config.providers.anthropic.apiKey,
+  const values: Array<string | undefined> = [
     config.gateway.auth.token,
     env.OPENAI_API_KEY,
     env.ANTHROPIC_API_KEY,
   ];
+  // Every auth profile's key, of every provider (built-in and named).
+  for (const provider of resolveProviders(config, env))
+    for (const profile of provider.profiles) if (profile.apiKey !== "no-key") values.push(profile.apiKey);
   const telegram = config.channels.telegram;
   if (telegram) {
     values.push(telegram.token, telegram.webhook?.secret);
     for (const account of Object.values(telegram.accounts))
       values.push(account.token, account.webhook?.secret);
   }
-  return values.filter((v): v is string => typeof v === "string" && v !== "");
+  return [...new Set(values.filter((v): v is string => typeof v === "string" && v !== ""))];
 }
 
 /**

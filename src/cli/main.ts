@@ -1,5 +1,6 @@
 /**
- * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, logs, help.
+ * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, auth, usage,
+ * logs, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
 import { ConfigError } from "../util/config-error.js";
@@ -19,6 +20,9 @@ commands:
   doctor    check configuration, home folder, database, providers and channels
   pairing   list | approve <channel> <CODE> | revoke <channel> <SENDER_ID>: who may DM the agent
   sessions  list | show <key> [--last N]: sessions by recent activity, or one session's transcript
+  auth      status | reset <provider> <profile>: each API key's health (cooldown, failures, use today),
+            or clear a profile's cooldown
+  usage     tokens and cost of model calls [--by day|session|model|origin|profile] [--since 7d]
   logs      print the gateway log, <home>/logs/switchyard.log (older: .1, .2, …) [--last N] [-f]
   help      show this text
   version   print the version (also --version)
@@ -30,9 +34,12 @@ common options:
   --url URL       gateway URL for chat/status/doctor (default: the gateway running with
                   this home folder, as <home>/gateway.json says, else gateway.port)
   --sender NAME   your name in chat (default $USER)
-  --json          status, sessions as JSON
+  --json          status, sessions, auth status, usage as JSON
   --last N        sessions show: the last N events (default 50); logs: the last N lines (default 100)
   -f, --follow    logs: keep printing new lines, across rotations, until Ctrl-C
+  --by KEY        usage: group by day (default), session, model, origin or profile
+  --since WHEN    usage: calls from this long ago (7d, 12h, 30m; default 7d) or this date
+                  (2024-01-15 is 00:00 UTC; 2024-01-15T09:00 is local time)
 `;
 
 /** Options shared by the commands. */
@@ -48,6 +55,10 @@ export interface CliOptions {
   last?: number;
   /** `-f`/`--follow` (logs); default false. */
   follow?: boolean;
+  /** `--by` (usage), as given; the command checks it and applies its default. */
+  by?: string;
+  /** `--since` (usage), as given; the command checks it and applies its default. */
+  since?: string;
 }
 
 /** What the CLI is given by the entry point (src/main.ts). */
@@ -80,6 +91,10 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
         return await (await import("./pairing.js")).runPairing(options, parsed.args);
       case "sessions":
         return await (await import("./sessions.js")).runSessions(options, parsed.args);
+      case "auth":
+        return await (await import("./auth.js")).runAuth(options, parsed.args);
+      case "usage":
+        return await (await import("./usage.js")).runUsage(options);
       case "logs":
         return await (await import("./logs.js")).runLogs(options);
       case "version":
@@ -107,6 +122,13 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   }
 }
 
+/** Arguments after the command name each command takes at most (none unless listed). */
+const MAX_ARGS: ReadonlyMap<string, number> = new Map([
+  ["pairing", 3],
+  ["sessions", 2],
+  ["auth", 3],
+]);
+
 function parse(argv: string[]): { command: string | undefined; args: string[]; options: CliOptions } {
   const { values, positionals } = parseArgs({
     args: joinNegativeValues(argv),
@@ -122,6 +144,8 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       "log-level": { type: "string" },
       last: { type: "string" },
       follow: { type: "boolean", short: "f", default: false },
+      by: { type: "string" },
+      since: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
       version: { type: "boolean", default: false },
     },
@@ -140,7 +164,7 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       throw new Error(`--last: found "${values.last}", expected a whole number of at least 1`);
     }
   }
-  const maxArgs = positionals[0] === "pairing" ? 3 : positionals[0] === "sessions" ? 2 : 0;
+  const maxArgs = MAX_ARGS.get(positionals[0] ?? "") ?? 0;
   if (positionals.length > maxArgs + 1) throw new Error(`unexpected argument "${positionals[maxArgs + 1]}"`);
   return {
     command: values.help ? "help" : values.version ? "version" : positionals[0],
@@ -153,6 +177,8 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       ...(values.sender !== undefined ? { sender: values.sender } : {}),
       ...(values["log-level"] !== undefined ? { logLevel: values["log-level"] } : {}),
       ...(last !== undefined ? { last } : {}),
+      ...(values.by !== undefined ? { by: values.by } : {}),
+      ...(values.since !== undefined ? { since: values.since } : {}),
       json: values.json ?? false,
       follow: values.follow ?? false,
     },

@@ -3,14 +3,12 @@
  * did, read straight from the database (read-only), so it works whether or not the gateway runs.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { resolveHome } from "../config/home.js";
-import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import type { SessionSummary } from "../store/repos/session-repo.js";
 import type { TranscriptEvent } from "../store/repos/transcript-repo.js";
 import type { Store } from "../store/types.js";
-import { StoreError } from "../store/store-error.js";
 import type { CliOptions } from "./main.js";
+import { databasePath, openForReading } from "./open-database.js";
 
 /** Sessions `list` prints at most; it says so when there are more. */
 export const SESSIONS_LIST_LIMIT = 200;
@@ -39,7 +37,7 @@ export async function runSessions(options: CliOptions, args: string[]): Promise<
     return 2;
   }
   const home = resolveHome(options.home, process.env, process.cwd());
-  const path = join(home, "switchyard.db");
+  const path = databasePath(home);
   if (!existsSync(path)) {
     if (action === "list") {
       if (options.json) process.stdout.write(`${JSON.stringify({ sessions: [], truncated: false })}\n`);
@@ -56,19 +54,6 @@ export async function runSessions(options: CliOptions, args: string[]): Promise<
     return await list(store, options, now);
   } finally {
     await store.close();
-  }
-}
-
-/**
- * Read-only, so nothing here can write; a database an older version left at an older schema is
- * opened read-write once, which upgrades it (as the gateway would).
- */
-function openForReading(path: string): Store {
-  try {
-    return openSqliteStore({ path, readonly: true });
-  } catch (err) {
-    if (err instanceof StoreError && err.code === "read_only") return openSqliteStore({ path });
-    throw err;
   }
 }
 

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 import { chooseProvider } from "../config/provider-choice.js";
+import { coolingLines, coolingProfiles } from "../gateway/status-snapshot.js";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { type FoundGateway, describeSource, findGateway, ignoredRuntimeNote } from "./find-gateway.js";
@@ -49,7 +50,16 @@ interface StatusBody {
   runs: Record<string, number>;
   sessions: number;
   deadReplies: DeadReply[];
+  auth?: { cooling: CoolingProfile[] };
+  spend?: {
+    day: string;
+    spendUsd: number;
+    tokens: number;
+    limits: { dailySpendUsd?: number; dailySpendHardUsd?: number };
+  };
 }
+
+type CoolingProfile = ReturnType<typeof coolingProfiles>[number];
 
 /** What `status --json` prints when no gateway answers. */
 interface OfflineReport {
@@ -70,6 +80,8 @@ interface OfflineReport {
   inbox: Record<string, number> | null;
   outbox: Record<string, number> | null;
   deadReplies: DeadReply[];
+  /** Auth profiles cooling now (read from the database). */
+  auth?: { cooling: CoolingProfile[] };
 }
 
 /** Runs `switchyard status`; resolves with the exit code. */
@@ -122,6 +134,8 @@ export async function runStatus(options: CliOptions): Promise<number> {
     `inbox     ${formatInbox(b.inbox)}`,
     `outbox    ${formatCounts(b.outbox)}`,
     `runs      ${formatCounts(b.runs)}; ${b.sessions} sessions`,
+    ...(b.spend ? [spendLine(b.spend)] : []),
+    ...coolingLines(b.auth?.cooling ?? [], Date.now()),
     ...deadLines(b.deadReplies),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
@@ -147,12 +161,14 @@ async function offlineStatus(options: CliOptions, found: FoundGateway, reason: s
     try {
       const store = openSqliteStore({ path: dbPath, readonly: true });
       try {
-        const [states, rejected, outbox, dead] = await Promise.all([
+        const [states, rejected, outbox, dead, cooling] = await Promise.all([
           store.inbox.countByState(),
           store.inbox.countRejected(),
           store.outbox.countByState(),
           store.outbox.listByState("dead", DEAD_LISTED),
+          store.authProfiles.list(),
         ]);
+        report.auth = { cooling: coolingProfiles(cooling, Date.now()) };
         // The same split as the gateway's /v1/status: commands and group context are not refusals.
         const { rejected: _rejected, ...unsplit } = states;
         report.inbox = { ...unsplit, ...rejected };
@@ -195,6 +211,7 @@ async function offlineStatus(options: CliOptions, found: FoundGateway, reason: s
   if (report.databaseProblem) lines.push(`database problem: ${report.databaseProblem}`);
   if (report.inbox) lines.push(`inbox     ${formatInbox(report.inbox)}`);
   if (report.outbox) lines.push(`outbox    ${formatCounts(report.outbox)}`);
+  lines.push(...coolingLines(report.auth?.cooling ?? [], Date.now()));
   lines.push(...deadLines(report.deadReplies));
   process.stdout.write(`${lines.join("\n")}\n`);
   return 1;
@@ -250,6 +267,16 @@ function formatInbox(counts: Record<string, number>): string {
   );
   for (const [key, n] of Object.entries(counts)) if (!known.has(key)) parts.push(`${key} ${n}`);
   return parts.join(", ");
+}
+
+/** Today's spend against the daily caps. */
+function spendLine(spend: NonNullable<StatusBody["spend"]>): string {
+  const { dailySpendUsd: soft, dailySpendHardUsd: hard } = spend.limits;
+  const caps = [
+    soft !== undefined ? `background pauses at $${soft.toFixed(2)}` : "",
+    hard !== undefined ? `all stops at $${hard.toFixed(2)}` : "",
+  ].filter(Boolean);
+  return `spend     $${spend.spendUsd.toFixed(2)} and ${spend.tokens.toLocaleString("en-US")} tokens today (${spend.day} UTC); ${caps.length > 0 ? caps.join(", ") : "no daily cap"}`;
 }
 
 function formatCounts(counts: Record<string, number>): string {

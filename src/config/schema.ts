@@ -7,6 +7,12 @@ import { channelModules } from "../channels/registry.js";
 import type { ChannelModule } from "../channels/types.js";
 import { MODEL_REF_EXPECTED, MODEL_REF_PATTERN } from "../harness/providers/model-ref.js";
 import { section } from "../util/zod-sections.js";
+import {
+  limitsSettings,
+  pricesSettings,
+  providersSettings,
+  RESERVED_PROVIDER_KEYS,
+} from "./providers-schema.js";
 
 const port = z.number().int().min(0).max(65_535);
 
@@ -14,26 +20,6 @@ const positiveMs = z.number().int().positive();
 
 /** "provider/model", e.g. "anthropic/claude-sonnet-4-5" or "openai/gpt-4.1" (see model-ref.ts). */
 export const modelRef = z.string().regex(MODEL_REF_PATTERN, { message: MODEL_REF_EXPECTED });
-
-const providerShape = {
-  /** API key; `${OPENAI_API_KEY}` style substitution works. Falls back to the environment. */
-  apiKey: z.string().min(1).optional(),
-  /** Base URL, for OpenAI-compatible servers (Ollama, vLLM, llama.cpp) or a proxy. */
-  baseUrl: z.url().optional(),
-  /** Per-request timeout. */
-  requestTimeoutMs: positiveMs.default(600_000),
-};
-
-const openaiSettings = section({
-  ...providerShape,
-  /**
-   * Request field carrying the output-token limit. Default: "max_completion_tokens" for the
-   * official API (no baseUrl), "max_tokens" when baseUrl is set, since OpenAI-compatible servers
-   * (Ollama, vLLM, llama.cpp) honour only that one.
-   */
-  maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
-});
-const anthropicSettings = section(providerShape);
 
 /** The settings schema of every module, by its config key. */
 type ModuleSettings<M> = { [K in keyof M]: M[K] extends ChannelModule<infer S> ? S : never };
@@ -97,6 +83,14 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
         .default("main"),
       /** Primary model as provider/model. Without a key for that provider, the simulator answers. */
       model: modelRef.default("anthropic/claude-sonnet-5-5"),
+      /**
+       * Models tried in order when the primary's every auth profile is cooling or failing with a
+       * retryable kind (rate limit, overload, timeout, network, auth, billing); never on an
+       * invalid request or a context overflow.
+       */
+      fallbacks: z.array(modelRef).default([]),
+      /** After a fallback, a session tries its primary again this long later. */
+      fallbackRetryPrimaryMs: positiveMs.default(600_000),
       /** Workspace folder; default <home>/workspace. */
       workspace: z.string().min(1).optional(),
       maxTokens: z.number().int().positive().default(4096),
@@ -121,10 +115,9 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
           params: { namesValues: true },
         });
       }),
-    providers: section({
-      openai: openaiSettings,
-      anthropic: anthropicSettings,
-    }),
+    providers: providersSettings,
+    limits: limitsSettings,
+    prices: pricesSettings,
     lanes: section({
       /** Concurrent model calls across all sessions. */
       maxConcurrent: z.number().int().min(1).max(256).default(4),
@@ -169,7 +162,32 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
     }),
     /** `channels.<name>`: one section per channel module, its schema the module's own. */
     channels: section(channelSettings(modules)),
+  }).superRefine((config, ctx) => {
+    // Every model reference names a configured provider.
+    const refs: Array<[string, (string | number)[]]> = [
+      [config.agent.model, ["agent", "model"]],
+      ...config.agent.fallbacks.map((ref, i): [string, (string | number)[]] => [
+        ref,
+        ["agent", "fallbacks", i],
+      ]),
+    ];
+    const known = configuredProviderNames(config.providers);
+    for (const [ref, path] of refs) {
+      const name = ref.slice(0, ref.indexOf("/"));
+      if (name === "simulator" || known.includes(name)) continue;
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message: `"${ref}" names provider "${name}", which is not configured (configured: ${known.join(", ")}; add providers.${name} with type and baseUrl)`,
+        params: { namesValues: true },
+      });
+    }
   });
+}
+
+/** The provider names `providers:` configures: the built-ins and every named one. */
+export function configuredProviderNames(providers: Record<string, unknown>): string[] {
+  return Object.keys(providers).filter((k) => !(RESERVED_PROVIDER_KEYS as readonly string[]).includes(k));
 }
 
 /** The configuration schema of the registry's channel modules. */

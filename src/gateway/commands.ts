@@ -8,12 +8,32 @@ import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { LaneQueue } from "./lanes/lane-queue.js";
 
-export type ChatCommand = "new" | "stop" | "status" | "help";
+/** The slice of the model router commands read. */
+export interface CommandModels {
+  readonly chain: ReadonlyArray<{ ref: string }>;
+  currentRef(sessionKey: string, modelOverride?: string | null): string;
+  /** Why `ref` cannot be chosen, or undefined. */
+  refusal(ref: string): string | undefined;
+}
+
+/** The slice of the usage meter commands read. */
+export interface CommandUsage {
+  today(): { spendUsd: number; tokens: number };
+  readonly limits: {
+    dailySpendUsd?: number | undefined;
+    dailySpendHardUsd?: number | undefined;
+    maxTokensPerRun?: number | undefined;
+    sessionDailyTokens?: number | undefined;
+  };
+}
+
+export type ChatCommand = "new" | "stop" | "status" | "model" | "help";
 
 const COMMANDS: Record<ChatCommand, string> = {
   new: "start a fresh session (the old transcript is kept, but no longer sent to the model)",
   stop: "stop the turn that is running now",
-  status: "show this session, the queue and the model in use",
+  status: "show this session, the queue, the model in use and today's spend",
+  model: "show the model chain; /model <provider/model> uses that model only here, /model default goes back",
   help: "list these commands",
 };
 
@@ -45,6 +65,8 @@ export interface CommandContext {
   /** "provider/model" as configured. */
   modelRef: string;
   simulated: boolean;
+  models?: CommandModels;
+  usage?: CommandUsage;
 }
 
 /** Runs a chat command for a session and returns the answer to send. */
@@ -52,6 +74,7 @@ export async function runCommand(
   command: ChatCommand,
   sessionKey: string,
   ctx: CommandContext,
+  text = "",
 ): Promise<string> {
   const { store, clock, lanes } = ctx;
   switch (command) {
@@ -66,14 +89,65 @@ export async function runCommand(
     case "status": {
       const stats = lanes.stats();
       const session = await store.sessions.get(sessionKey);
-      return [
+      const inUse = ctx.models?.currentRef(sessionKey, session?.model) ?? ctx.modelRef;
+      const lines = [
         `Session: ${sessionKey}${session ? ` (${session.sessionId})` : ""}`,
-        `Model: ${ctx.modelRef}${ctx.simulated ? " — SIMULATED replies (no API key configured)" : ""}`,
+        `Model: ${inUse}${session?.model ? " (chosen with /model)" : ""}${ctx.simulated ? " — SIMULATED replies (no API key configured)" : ""}`,
         `This session: ${lanes.isBusy(sessionKey) ? "running" : "idle"}, ${lanes.pendingCount(sessionKey)} waiting`,
         `Gateway: ${stats.running} running, ${stats.pending.human + stats.pending.normal + stats.pending.background} waiting, ${stats.lanes} active sessions`,
-      ].join("\n");
+      ];
+      if (ctx.usage) lines.push(spendLine(ctx.usage));
+      return lines.join("\n");
     }
+    case "model":
+      return modelCommand(sessionKey, argumentOf(text), ctx);
     case "help":
       return helpText();
   }
+}
+
+/** The words after the command name. */
+function argumentOf(text: string): string {
+  return text
+    .trim()
+    .replace(/^\/\S+\s*/, "")
+    .trim();
+}
+
+/** Today's spend against the caps, in one line. */
+function spendLine(usage: CommandUsage): string {
+  const { spendUsd, tokens } = usage.today();
+  const l = usage.limits;
+  const caps = [
+    l.dailySpendUsd !== undefined ? `background pauses at $${l.dailySpendUsd.toFixed(2)}` : undefined,
+    l.dailySpendHardUsd !== undefined ? `everything stops at $${l.dailySpendHardUsd.toFixed(2)}` : undefined,
+    l.sessionDailyTokens !== undefined
+      ? `${l.sessionDailyTokens.toLocaleString("en-US")} tokens per session`
+      : undefined,
+  ].filter(Boolean);
+  return `Today (UTC): $${spendUsd.toFixed(2)}, ${tokens.toLocaleString("en-US")} tokens${caps.length > 0 ? `; caps: ${caps.join(", ")}` : "; no daily cap"}`;
+}
+
+/** `/model`: the chain and the model in use; `/model <ref>` chooses one (strict); `/model default` clears. */
+async function modelCommand(sessionKey: string, arg: string, ctx: CommandContext): Promise<string> {
+  const { store, clock } = ctx;
+  const session = await store.sessions.get(sessionKey);
+  if (arg === "") {
+    const chain = ctx.models?.chain.map((e) => e.ref) ?? [ctx.modelRef];
+    const inUse = ctx.models?.currentRef(sessionKey, session?.model) ?? ctx.modelRef;
+    return [
+      `In use here: ${inUse}${session?.model ? " (chosen with /model: no fallback)" : ""}${ctx.simulated ? " — SIMULATED" : ""}`,
+      `Chain: ${chain.join(" → ")}`,
+      "/model <provider/model> to use one model here, /model default to go back to the chain.",
+    ].join("\n");
+  }
+  if (arg === "default" || arg === "reset") {
+    if (session?.model) await store.sessions.setModel(sessionKey, null, clock.now());
+    return `Back to the model chain: ${ctx.models?.chain.map((e) => e.ref).join(" → ") ?? ctx.modelRef}.`;
+  }
+  const refusal = ctx.models ? ctx.models.refusal(arg) : "model choice is not available here";
+  if (refusal) return `Cannot use ${arg}: ${refusal}.`;
+  if (!session) await store.sessions.ensure(sessionKey, newId("ses"), null, clock.now());
+  await store.sessions.setModel(sessionKey, arg, clock.now());
+  return `This conversation now uses ${arg} only (no fallback: if it fails, you will see why). /model default goes back to the chain.`;
 }

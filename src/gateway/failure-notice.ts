@@ -32,6 +32,7 @@ export function failureNotice(error: unknown, progressTimeoutMs: number): { text
       invalid_request: `${provider} rejected the request (${truncate(error.message, 120)})`,
       network: `could not reach ${provider}`,
       aborted: "the turn was aborted",
+      budget: error.message,
       unknown: `${provider} failed (${truncate(error.message, 120)})`,
     };
     return { text: `⚠️ Sorry, I couldn't answer: ${reasons[error.kind]}.`, kind: error.kind };

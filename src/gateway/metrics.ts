@@ -100,6 +100,26 @@ export class GatewayMetrics {
     "switchyard_tokens_total",
     "Tokens by provider, model and type (input, output, cache_read, cache_write).",
   );
+  readonly modelCalls = new Counter(
+    "switchyard_model_calls_total",
+    "Model-call attempts by provider, model, auth profile and outcome (ok or the failure kind).",
+  );
+  readonly modelCallTokens = new Counter(
+    "switchyard_model_call_tokens_total",
+    "Tokens (input, output and cache) by provider, model and auth profile.",
+  );
+  readonly modelCostUsd = new Counter(
+    "switchyard_model_cost_usd_total",
+    "Model spend in USD by provider, model and auth profile.",
+  );
+  readonly profileCooldown = new Counter(
+    "switchyard_auth_profile_cooldown_seconds_total",
+    "Cooldown imposed on auth profiles, in seconds, by provider, profile and failure kind.",
+  );
+  readonly failovers = new Counter(
+    "switchyard_model_failovers_total",
+    "Calls that moved from one model to another, by from and to.",
+  );
   readonly laneWait = new Histogram(
     "switchyard_lane_wait_seconds",
     "Time a run waited for its session lane, by priority.",
@@ -130,6 +150,11 @@ export class GatewayMetrics {
       this.outboxResent,
       this.providerErrors,
       this.tokens,
+      this.modelCalls,
+      this.modelCallTokens,
+      this.modelCostUsd,
+      this.profileCooldown,
+      this.failovers,
       this.laneWait,
       this.slotWait,
       this.runDuration,

@@ -176,7 +176,7 @@ export class Router implements InboundSink {
     }
     const command = parseCommand(message.text);
     if (command) {
-      const reply = await runCommand(command, sessionKey, this.#o.commands);
+      const reply = await runCommand(command, sessionKey, this.#o.commands, message.text);
       await this.#rejectWithReply(record, `${COMMAND_REASON_PREFIX}${command}`, reply);
       metrics.inbound.inc({ channel: message.channel, verdict: "command" });
       this.#o.events.emit({ type: "message_rejected", inboxId: record.id, replies: [reply] });

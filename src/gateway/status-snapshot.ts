@@ -1,8 +1,10 @@
 /**
  * What `GET /v1/status` answers (and `switchyard status` prints): readiness, the model and
  * whether it is simulated, lanes and model-call slots, inbox and outbox counts (chat commands
- * and group context apart from refusals), runs, sessions, undelivered replies, channels.
+ * and group context apart from refusals), runs, sessions, undelivered replies, channels, the
+ * auth profiles that are cooling (a rejected key is a warning), today's spend and the caps.
  */
+import type { AuthProfileState } from "../store/repos/auth-profile-repo.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import type { ChannelDirectory } from "./channel-directory.js";
@@ -24,6 +26,37 @@ export interface StatusSources {
   simulated: boolean;
   maxConcurrent: number;
   workspaceDir: string;
+  /** The live auth-profile health (the store lags it by the write-behind). */
+  authProfiles?: { all(): AuthProfileState[] };
+  /** Today's spend and the caps. */
+  usage?: { today(): { day: string; spendUsd: number; tokens: number }; readonly limits: object };
+}
+
+/** The auth profiles cooling now, for status (a profile that never failed has no state). */
+export function coolingProfiles(states: readonly AuthProfileState[], now: number) {
+  return states
+    .filter((p) => (p.cooldownUntil ?? 0) > now)
+    .map((p) => ({
+      provider: p.provider,
+      profileId: p.profileId,
+      reason: p.cooldownReason,
+      until: p.cooldownUntil,
+      failures: p.consecutiveFailures,
+    }));
+}
+
+/** One line per cooling profile; a rejected key or an empty account says what to do. */
+export function coolingLines(cooling: ReturnType<typeof coolingProfiles>, now: number): string[] {
+  return cooling.map((p) => {
+    const mins = Math.ceil(((p.until ?? now) - now) / 60_000);
+    const advice =
+      p.reason === "auth"
+        ? " — WARNING: the key was rejected; fix it, then switchyard auth reset"
+        : p.reason === "billing"
+          ? " — WARNING: out of credit or quota"
+          : "";
+    return `auth      ${p.provider}:${p.profileId} cooling ${mins} min more (${p.reason}, ${p.failures} failures in a row)${advice}`;
+  });
 }
 
 /** The status body (see the file header). */
@@ -59,5 +92,9 @@ export async function statusSnapshot(s: StatusSources) {
       text: r.text.slice(0, 80),
     })),
     channels: s.channels.hosted().map(({ channel, accountId }) => ({ name: channel, accountId })),
+    auth: {
+      cooling: coolingProfiles(s.authProfiles?.all() ?? (await store.authProfiles.list()), s.clock.now()),
+    },
+    ...(s.usage ? { spend: { ...s.usage.today(), limits: s.usage.limits } } : {}),
   };
 }

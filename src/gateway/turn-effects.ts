@@ -1,6 +1,7 @@
 /**
- * What a turn does besides its work: the typing indicator while it runs, and the metrics and
- * log line of a committed run.
+ * What a turn does besides its work: the typing indicator while it runs, its live text (and
+ * that text's replacement after a failed model attempt), a notice when it must wait for a
+ * cooling auth profile, and the metrics and log line of a committed run.
  */
 import type { Channel, ChatTarget } from "../channels/types.js";
 import type { RunRecord } from "../store/repos/run-repo.js";
@@ -9,6 +10,36 @@ import type { Logger } from "../util/logger.js";
 import type { AgentRunResult } from "../harness/run.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { PreparedTurn } from "./turn-sources.js";
+
+/**
+ * The live-text callbacks of an interactive turn on `channel` (none without one): deltas and
+ * resets go to the requests or preview of the messages the turn answers — `inboxIds` is the
+ * live array, so messages steered in later get the rest of the text — and a wait notice is sent
+ * at once, best effort (it is not part of the answer, so it is not in the outbox).
+ */
+export function liveText(
+  channel: Channel | undefined,
+  target: ChatTarget | undefined,
+  turn: Pick<PreparedTurn, "replyTo" | "inboxIds">,
+  runId: string,
+  log: Logger,
+): { onTextDelta?(text: string): void; onTextReset?(chars: number): void; onNotice?(text: string): void } {
+  if (!channel || !target) return {};
+  const to = () => ({
+    ...target,
+    ...(turn.replyTo ? { replyTo: turn.replyTo } : {}),
+    inboxIds: turn.inboxIds,
+  });
+  return {
+    ...(channel.streamDelta ? { onTextDelta: (delta: string) => channel.streamDelta?.(to(), delta) } : {}),
+    ...(channel.streamReset ? { onTextReset: (chars: number) => channel.streamReset?.(to(), chars) } : {}),
+    onNotice: (text: string) => {
+      channel
+        .send({ ...target, text, idempotencyKey: `${runId}:wait` })
+        .catch((err: unknown) => log.warn({ err }, "could not send the wait notice"));
+    },
+  };
+}
 
 /** Typing indicators are refreshed this often while a turn works (Telegram's lasts ~5 s). */
 const TYPING_REFRESH_MS = 4_500;
@@ -92,5 +123,22 @@ export function runRecordOf(
     modelCalls: t.result.modelCalls,
     errorKind: null,
     error: null,
+    attempts: t.result.attempts,
+    calls: t.result.calls,
+  };
+}
+
+/** The result of a run that broke before the harness could say how it ended. */
+export function failedRun(error: Error): AgentRunResult {
+  const none = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  return {
+    outcome: "failed",
+    final: null,
+    usage: none,
+    toolCalls: 0,
+    modelCalls: 0,
+    error,
+    attempts: [],
+    calls: [],
   };
 }

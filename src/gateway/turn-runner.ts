@@ -7,8 +7,7 @@
  */
 import type { Channel, ChatTarget } from "../channels/types.js";
 import type { AgentSession } from "../harness/agent-session.js";
-import type { ModelRouter } from "../harness/providers/model-router.js";
-import { ZERO_USAGE } from "../harness/providers/usage.js";
+import type { ModelRouter } from "../harness/models/model-router.js";
 import type { AgentRunResult } from "../harness/run.js";
 import type { SessionFence } from "../store/repos/lease-repo.js";
 import type { CommitTurn, Store } from "../store/types.js";
@@ -24,7 +23,7 @@ import type { GatewayMetrics } from "./metrics.js";
 import { replyRows } from "./replies.js";
 import type { SessionLeases } from "./session-leases.js";
 import type { PreparedTurn, TurnSource } from "./turn-sources.js";
-import { keepTyping, recordRun, runRecordOf } from "./turn-effects.js";
+import { failedRun, keepTyping, liveText, recordRun, runRecordOf } from "./turn-effects.js";
 
 export interface TurnRunnerOptions {
   store: Store;
@@ -73,30 +72,33 @@ export class TurnRunner {
     // `running` and are redone after a restart, not retried at once against a failing disk.
     let keepLease = false;
     try {
-      const sessionId = await this.#sessionId(sessionKey);
+      const { sessionId, model } = await this.#session(sessionKey);
       const runId = newId("run");
       const turn = await source.prepare({ store, sessionKey, sessionId, runId, lease, now: clock.now() });
       if (!turn) return; // another turn (collect/steer) already took the messages
       const log = this.#o.logger.child({ runId, sessionKey, trigger: turn.trigger });
       log.debug({ inboxIds: turn.inboxIds }, "turn started");
-      keepLease = (await this.#execute(sessionKey, sessionId, runId, lease, turn, lane, log)) === "unsaved";
+      keepLease =
+        (await this.#execute(sessionKey, sessionId, runId, model, lease, turn, lane, log)) === "unsaved";
     } finally {
       leases.release(sessionKey, lease, { keep: keepLease });
       events.emit({ type: "turn_ended", sessionKey });
     }
   }
 
-  async #sessionId(sessionKey: string): Promise<string> {
+  async #session(sessionKey: string): Promise<{ sessionId: string; model: string | null }> {
     const { store, clock } = this.#o;
-    const session = await store.sessions.get(sessionKey);
-    if (session) return session.sessionId;
-    return (await store.sessions.ensure(sessionKey, newId("ses"), null, clock.now())).sessionId;
+    const session =
+      (await store.sessions.get(sessionKey)) ??
+      (await store.sessions.ensure(sessionKey, newId("ses"), null, clock.now()));
+    return { sessionId: session.sessionId, model: session.model ?? null };
   }
 
   async #execute(
     sessionKey: string,
     sessionId: string,
     runId: string,
+    model: string | null,
     lease: SessionFence,
     turn: PreparedTurn,
     lane: LaneTaskContext,
@@ -111,7 +113,17 @@ export class TurnRunner {
         ? keepTyping(channel, target, { clock: o.clock, logger: o.logger, signal: lane.signal })
         : () => {};
     try {
-      const result = await this.#runSafely(sessionKey, sessionId, runId, lease, turn, channel, lane, log);
+      const result = await this.#runSafely(
+        sessionKey,
+        sessionId,
+        runId,
+        model,
+        lease,
+        turn,
+        channel,
+        lane,
+        log,
+      );
       if (result.outcome === "aborted" && isShutdown(result.error, lane.signal)) {
         log.info("turn interrupted by shutdown; it will be redone after restart");
         return;
@@ -193,6 +205,7 @@ export class TurnRunner {
     sessionKey: string,
     sessionId: string,
     runId: string,
+    model: string | null,
     lease: SessionFence,
     turn: PreparedTurn,
     channel: Channel | undefined,
@@ -201,13 +214,14 @@ export class TurnRunner {
   ): Promise<AgentRunResult> {
     const o = this.#o;
     const { target } = turn;
-    const stream = turn.interactive && target ? channel?.streamDelta?.bind(channel) : undefined;
     try {
       return await o.session.run({
         sessionKey,
         sessionId,
         runId,
         trigger: turn.trigger,
+        origin: turn.runTrigger === "user" ? "human" : turn.runTrigger,
+        modelOverride: model,
         lease,
         inputs: turn.inputs,
         lane,
@@ -232,30 +246,13 @@ export class TurnRunner {
             provider: error.provider ?? o.router.primary.provider,
             kind: error.kind,
           }),
-        // `inboxIds` is the live array: messages steered in later get the rest of the text.
-        ...(stream && target
-          ? {
-              onTextDelta: (delta: string) =>
-                stream(
-                  { ...target, ...(turn.replyTo ? { replyTo: turn.replyTo } : {}), inboxIds: turn.inboxIds },
-                  delta,
-                ),
-            }
-          : {}),
+        // Live text, its replacement after a failed attempt, and a notice of a long wait.
+        ...liveText(turn.interactive ? channel : undefined, target ?? undefined, turn, runId, log),
       });
     } catch (err) {
       // A bug or a broken store must not strand the claimed messages in `running`.
       log.error({ err }, "turn failed unexpectedly");
-      const error = err instanceof Error ? err : new Error(String(err));
-      return {
-        outcome: "failed",
-        final: null,
-        usage: ZERO_USAGE,
-        toolCalls: 0,
-        modelCalls: 0,
-        error,
-        attempts: [],
-      };
+      return failedRun(err instanceof Error ? err : new Error(String(err)));
     }
   }
 

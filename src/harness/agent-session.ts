@@ -11,7 +11,8 @@ import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { type TurnHooks, composeHooks } from "./hooks.js";
 import { assembleSystemPrompt } from "./prompt.js";
-import type { ModelAccess } from "./providers/model-router.js";
+import type { UsageOrigin } from "../store/repos/usage-repo.js";
+import type { ModelAccess } from "./models/model-router.js";
 import type { ProviderError } from "./providers/provider-error.js";
 import { type AgentRunResult, type RunLaneContext, runAgent } from "./run.js";
 import type { ToolRegistry } from "./tools/registry.js";
@@ -63,8 +64,16 @@ export interface TurnSpec {
   /** Overrides of the session's limits. */
   limits?: Partial<TurnLimits>;
   lane: RunLaneContext;
+  /** Who the work is for (the caps treat background work differently); default human. */
+  origin?: UsageOrigin;
+  /** The session's `/model` choice (strict: no fallback); null for the configured chain. */
+  modelOverride?: string | null;
   /** Live text of the answer (someone is waiting for it). */
   onTextDelta?(text: string): void;
+  /** The last `chars` characters of live text were discarded (a failed model attempt). */
+  onTextReset?(chars: number): void;
+  /** A one-line notice for the person while the turn waits for a cooling auth profile. */
+  onNotice?(text: string): void;
   /** Messages that arrived while running (steer mode), taken at each tool boundary. */
   takeSteered?(): Promise<string[]>;
   /** Every provider failure, recovered ones included (metrics). */
@@ -156,6 +165,10 @@ export class AgentSession {
       turn,
       ...(spec.takeSteered ? { takeSteered: spec.takeSteered } : {}),
       ...(spec.onTextDelta ? { onTextDelta: spec.onTextDelta } : {}),
+      ...(spec.onTextReset ? { onTextReset: spec.onTextReset } : {}),
+      ...(spec.onNotice ? { onNotice: spec.onNotice } : {}),
+      ...(spec.origin ? { origin: spec.origin } : {}),
+      ...(spec.modelOverride ? { modelOverride: spec.modelOverride } : {}),
       ...(spec.onProviderError ? { onProviderError: spec.onProviderError } : {}),
     });
   }

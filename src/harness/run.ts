@@ -9,7 +9,10 @@
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Logger } from "../util/logger.js";
 import type { HookTurn, TurnHooks } from "./hooks.js";
-import type { ModelAccess } from "./providers/model-router.js";
+import type { AttemptRecord, ModelCallUsage } from "../store/repos/run-repo.js";
+import type { UsageOrigin } from "../store/repos/usage-repo.js";
+import type { ModelAccess } from "./models/model-router.js";
+import { totalTokens } from "./models/prices.js";
 import type { ChatMessage, TokenUsage, ToolCall } from "./providers/types.js";
 import type { ProviderError } from "./providers/provider-error.js";
 import { ZERO_USAGE, addUsage } from "./providers/usage.js";
@@ -25,12 +28,11 @@ export interface RunLaneContext {
   acquireModelSlot(): Promise<{ release(): void }>;
 }
 
-/** Who made one model-call attempt, as the router announced it. */
-export interface ModelAttempt {
-  provider: string;
-  model: string;
-  profileId: string;
-}
+/** Who made one model-call attempt, as the router announced it, and how it ended. */
+export type ModelAttempt = AttemptRecord;
+
+/** A wait for a cooling auth profile longer than this is announced to the person, once per run. */
+export const WAIT_NOTICE_MS = 10_000;
 
 export interface AgentRunOptions {
   runId: string;
@@ -51,6 +53,13 @@ export interface AgentRunOptions {
   /** Messages that arrived while running (steer mode), taken at each tool boundary. */
   takeSteered?(): Promise<string[]>;
   onTextDelta?(text: string): void;
+  /** The last `chars` characters passed to onTextDelta were discarded (a failed attempt). */
+  onTextReset?(chars: number): void;
+  /** A one-line notice for the person while the run waits (all auth profiles cooling > 10 s). */
+  onNotice?(text: string): void;
+  /** Who the work is for (caps) and the session's `/model` choice. */
+  origin?: UsageOrigin;
+  modelOverride?: string | null;
   /** Every provider failure, including those a retrying provider recovers from (for metrics). */
   onProviderError?(error: ProviderError): void;
   /** Hooks called in the loop; default none. */
@@ -72,6 +81,8 @@ export interface AgentRunResult {
   error: ProviderError | Error | null;
   /** Every model-call attempt, in order (the last one made the answer or the failure). */
   attempts: ModelAttempt[];
+  /** Usage per model call that reported it, priced. */
+  calls: ModelCallUsage[];
 }
 
 const LIMIT_NOTE =
@@ -90,6 +101,12 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
   let continuations = 0;
   const maxContinuations = options.maxContinuations ?? 3;
   const attempts: ModelAttempt[] = [];
+  const calls: ModelCallUsage[] = [];
+  let noticed = false;
+  /** The last failure already reported with its attempt_failed (the final error may wrap it). */
+  let reported: ProviderError | undefined;
+  /** When the current attempt started (the router's clock). */
+  let attemptAt = 0;
   const toolSpecs = options.tools.specs();
   let limitReached = false;
   /** A context overflow was answered with a smaller context once for the current call. */
@@ -99,7 +116,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     outcome: AgentRunOutcome,
     final: AgentRunResult["final"],
     error: ProviderError | Error | null,
-  ): AgentRunResult => ({ outcome, final, usage, toolCalls, modelCalls, error, attempts });
+  ): AgentRunResult => ({ outcome, final, usage, toolCalls, modelCalls, error, attempts, calls });
 
   for (;;) {
     if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
@@ -110,7 +127,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       return result("aborted", null, asError(err));
     }
     let text = "";
-    const calls: ToolCall[] = [];
+    let called: ToolCall[] = [];
     let failure: ProviderError | null = null;
     modelCalls++;
     try {
@@ -120,30 +137,72 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         tools: limitReached ? [] : toolSpecs,
         maxTokens: options.maxTokens,
       };
-      for await (const event of router.stream(call, lane.signal)) {
+      const ctx = {
+        sessionKey: options.sessionKey,
+        origin: options.origin ?? "human",
+        runTokens: totalTokens(usage),
+        modelOverride: options.modelOverride ?? null,
+      };
+      for await (const event of router.stream(call, lane.signal, ctx)) {
         lane.progress();
         switch (event.type) {
           case "attempt":
-            attempts.push({ provider: event.provider, model: event.model, profileId: event.profileId });
+            attemptAt = event.at ?? attemptAt;
+            attempts.push({
+              provider: event.provider,
+              model: event.model,
+              profileId: event.profileId,
+              outcome: "ok",
+              waitMs: event.waitMs ?? 0,
+            });
             break;
+          case "attempt_failed": {
+            // That attempt is void: its text and tool calls go; live text is replaced.
+            const last = attempts.at(-1);
+            if (last) last.outcome = event.error.kind;
+            options.onProviderError?.(event.error);
+            reported = event.error;
+            if (text !== "") options.onTextReset?.(text.length);
+            text = "";
+            called = [];
+            break;
+          }
           case "text_delta":
             text += event.text;
             options.onTextDelta?.(event.text);
             break;
           case "tool_call":
-            calls.push(event.call);
+            called.push(event.call);
             break;
-          case "usage":
+          case "usage": {
             usage = addUsage(usage, event.usage);
+            const by = attempts.at(-1);
+            if (by) {
+              calls.push({
+                at: attemptAt,
+                provider: by.provider,
+                model: by.model,
+                profileId: by.profileId,
+                usage: event.usage,
+                costUsd: event.costUsd ?? 0,
+              });
+            }
             break;
+          }
           case "retry_wait":
-            // Nothing is in flight while the provider waits to retry: other sessions may call.
-            options.onProviderError?.(event.error);
+            // Nothing is in flight while the router waits: other sessions may call. (The
+            // failure that started the wait was reported with its attempt_failed.)
+            if (!noticed && event.waitMs > WAIT_NOTICE_MS) {
+              noticed = true;
+              options.onNotice?.(
+                `⏳ Every model key is busy or cooling down (${event.error.kind.replace("_", " ")}); I'll answer in about ${Math.ceil(event.waitMs / 1000)} s.`,
+              );
+            }
             lease?.release();
             lease = null;
             break;
           case "retry_resume":
-            // The provider starts its next attempt once this returns: take a slot first.
+            // The router starts its next attempt once this returns: take a slot first.
             modelCalls++;
             lease = await lane.acquireModelSlot();
             break;
@@ -164,7 +223,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       if (failure.kind === "aborted" || lane.signal.aborted)
         return result("aborted", null, abortError(lane.signal, failure));
       // Every failure is reported once, recovered or not (metrics count them).
-      options.onProviderError?.(failure);
+      if (reported === undefined || (failure !== reported && failure.cause !== reported))
+        options.onProviderError?.(failure);
       if (failure.kind === "context_overflow" && !shrunk && hooks.onContextOverflow && text === "") {
         const smaller = await hooks.onContextOverflow({ system, messages }, failure, turn);
         if (smaller) {
@@ -181,9 +241,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       return result("failed", null, failure);
     }
 
-    if (limitReached && calls.length > 0) {
+    if (limitReached && called.length > 0) {
       // Asked to answer without tools, it called tools anyway: one extra call is the bound.
-      logger.warn({ calls: calls.length }, "model called tools after the tool-call limit; ending the run");
+      logger.warn({ calls: called.length }, "model called tools after the tool-call limit; ending the run");
       if (text.trim() === "") return result("failed", null, new ToolLimitError(options.maxToolCallsPerRun));
       return result("answered", { type: "assistant", text, toolCalls: [] }, null);
     }
@@ -191,9 +251,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     const assistant: Extract<TranscriptPayload, { type: "assistant" }> = {
       type: "assistant",
       text,
-      toolCalls: calls,
+      toolCalls: called,
     };
-    if (calls.length === 0) {
+    if (called.length === 0) {
       const next =
         continuations < maxContinuations && !limitReached ? await hooks.beforeStop?.(text, turn) : undefined;
       if (!next) return result("answered", assistant, null);
@@ -208,9 +268,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     }
 
     await options.append([assistant]);
-    messages.push({ role: "assistant", content: text, toolCalls: calls });
+    messages.push({ role: "assistant", content: text, toolCalls: called });
 
-    for (const call of calls) {
+    for (const call of called) {
       let content: string;
       let isError: boolean;
       if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));

@@ -69,7 +69,8 @@ const ROUTES: Record<string, SimulatedProtocol> = {
 /**
  * The simulator. Lifecycle: `start()`, then `url`; `close()` drops every connection, hanging
  * ones included. Every request is recorded in `requests` before it is answered; each request
- * consumes one scripted turn (FIFO, across both protocols), else the default responder answers.
+ * consumes one scripted turn (FIFO, across both protocols): its API key's own turns first
+ * (`scriptFor`), else the shared script's (`script`), else the default responder answers.
  */
 export class ModelSimulator {
   /** Every request received, in arrival order. */
@@ -83,6 +84,8 @@ export class ModelSimulator {
   readonly #closing = new AbortController();
   readonly #waiters = new Set<() => void>();
   #script: ScriptedTurn[] = [];
+  /** Per-API-key scripts (`scriptFor`); a key's entry is removed once it runs empty. */
+  readonly #scriptsByKey = new Map<string, ScriptedTurn[]>();
   #responder: Responder = defaultResponder;
   #server: Server | undefined;
   #url: string | undefined;
@@ -129,9 +132,23 @@ export class ModelSimulator {
     this.#script.push(...turns);
   }
 
-  /** Drops every scripted turn not yet consumed. */
+  /**
+   * Appends turns to the FIFO script of one API key: a request carrying `apiKey` (see
+   * `SimulatedRequest.apiKey`) takes its next turn from here first, and falls through to the
+   * shared script once these are used up. Lets a test fail one key (a 429 on key A) while
+   * another answers. Throws a RangeError for an empty key.
+   */
+  scriptFor(apiKey: string, ...turns: ScriptedTurn[]): void {
+    if (apiKey === "") throw new RangeError("ModelSimulator.scriptFor: got an empty apiKey, expected a key");
+    const queue = this.#scriptsByKey.get(apiKey) ?? [];
+    queue.push(...turns);
+    if (queue.length > 0) this.#scriptsByKey.set(apiKey, queue);
+  }
+
+  /** Drops every scripted turn not yet consumed, the per-key ones (`scriptFor`) included. */
   clearScript(): void {
     this.#script = [];
+    this.#scriptsByKey.clear();
   }
 
   /** Sets the responder used when the script is empty. */
@@ -171,22 +188,24 @@ export class ModelSimulator {
     try {
       const raw = await readBody(req);
       const body = parseJson(raw);
+      const apiKey = apiKeyOf(protocol, req);
       const request: SimulatedRequest = {
         protocol,
         method: req.method ?? "GET",
         path,
         headers: flattenHeaders(req),
+        ...(apiKey !== undefined ? { apiKey } : {}),
         body,
         timeMs: Date.now(),
       };
       this.#record(request);
       const fail = (error: SimulatedError) => sendError(res, dialect, error, requestId);
       if (!routed) return fail({ status: 404, message: `Unknown path ${req.method} ${path}` });
-      if (!hasCredential(req)) return fail({ status: 401 });
+      if (apiKey === undefined) return fail({ status: 401 });
       if (!isRecord(body) || !Array.isArray(body.messages) || typeof body.model !== "string") {
         return fail({ status: 400, message: "body must be JSON with `model` and `messages`" });
       }
-      const turn = this.#script.shift() ?? (await this.#responder(request));
+      const turn = this.#nextTurn(apiKey) ?? (await this.#responder(request));
       if ("hang" in turn) return; // the socket stays open until the client or close() ends it
       if (this.#firstByteDelayMs > 0) await delay(this.#firstByteDelayMs, undefined, { signal });
       if ("error" in turn) return fail(turn.error);
@@ -219,6 +238,14 @@ export class ModelSimulator {
       // The client left, the simulator closed, or a write failed: nothing left to answer.
       res.destroy();
     }
+  }
+
+  /** The key's next scripted turn, else the shared script's; undefined when both are empty. */
+  #nextTurn(apiKey: string): ScriptedTurn | undefined {
+    const own = this.#scriptsByKey.get(apiKey);
+    const turn = own?.shift();
+    if (own?.length === 0) this.#scriptsByKey.delete(apiKey);
+    return turn ?? this.#script.shift();
   }
 
   #record(request: SimulatedRequest): void {
@@ -277,11 +304,16 @@ function guessProtocol(path: string, req: IncomingMessage): SimulatedProtocol {
     : "openai";
 }
 
-function hasCredential(req: IncomingMessage): boolean {
+/**
+ * The request's credential: each protocol's own header first (Anthropic `x-api-key`, OpenAI
+ * `authorization: Bearer`), then the other one (Anthropic OAuth tokens come as a bearer).
+ */
+function apiKeyOf(protocol: SimulatedProtocol, req: IncomingMessage): string | undefined {
   const auth = req.headers.authorization;
-  return (
-    (typeof auth === "string" && /^Bearer \S+/.test(auth)) || typeof req.headers["x-api-key"] === "string"
-  );
+  const bearer = typeof auth === "string" ? /^Bearer (\S+)/.exec(auth)?.[1] : undefined;
+  const header = req.headers["x-api-key"];
+  const xApiKey = typeof header === "string" ? header : undefined;
+  return protocol === "anthropic" ? (xApiKey ?? bearer) : (bearer ?? xApiKey);
 }
 
 function flattenHeaders(req: IncomingMessage): Record<string, string> {
@@ -322,6 +354,7 @@ function sendError(
     [dialect.requestIdHeader]: requestId,
   };
   if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
+  if (error.retryAfterMs !== undefined) headers["retry-after-ms"] = String(error.retryAfterMs);
   res.writeHead(rendered.status, headers);
   res.end(JSON.stringify(rendered.body));
 }

@@ -30,8 +30,13 @@ export interface SimulatedError {
   type?: string;
   /** Default per status. */
   message?: string;
-  /** Sent as a `retry-after` header when given. */
+  /** Sent as a `retry-after` header (whole or fractional seconds) when given. */
   retryAfterSeconds?: number;
+  /**
+   * Sent as a `retry-after-ms` header when given (OpenAI and Anthropic both send it; clients
+   * read it before `retry-after`).
+   */
+  retryAfterMs?: number;
   /**
    * OpenAI `error.code`, Anthropic `error.details.error_code`. The code "context_length_exceeded"
    * yields the vendor's real context-overflow body in both protocols.
@@ -40,9 +45,9 @@ export interface SimulatedError {
 }
 
 /**
- * One scripted reply, consumed FIFO, one per request, across both protocols. Variants are told
- * apart by their distinguishing key: `error`, `hang`, `midStreamError`, `dropAfterChunks`,
- * `toolCalls`, else `text`.
+ * One scripted reply, consumed FIFO, one per request, across both protocols (from the request's
+ * API key's own script first, see `ModelSimulator.scriptFor`). Variants are told apart by their
+ * distinguishing key: `error`, `hang`, `midStreamError`, `dropAfterChunks`, `toolCalls`, else `text`.
  */
 export type ScriptedTurn =
   | ({ text: string } & TurnPacing)
@@ -62,6 +67,11 @@ export interface SimulatedRequest {
   path: string;
   /** Lower-cased header names. */
   headers: Record<string, string>;
+  /**
+   * The credential the request carried: Anthropic's `x-api-key`, else the token of
+   * `authorization: Bearer <token>`; OpenAI the other way round. Undefined when it had none.
+   */
+  apiKey?: string;
   /** Parsed JSON body (undefined when there was none or it did not parse). */
   body: unknown;
   /** Epoch milliseconds when the request was received. */

@@ -18,6 +18,7 @@
  * TranscriptRepo and groupContext; claimDue's chat order needs no cursor.
  */
 import type { ChatTarget } from "../channels/types.js";
+import type { AuthProfileRepo } from "./repos/auth-profile-repo.js";
 import type { InboxRepo } from "./repos/inbox-repo.js";
 import type { LeaseRepo, SessionFence } from "./repos/lease-repo.js";
 import type { OutboxInsert, OutboxRepo } from "./repos/outbox-repo.js";
@@ -63,6 +64,7 @@ export interface Store {
   transcript: TranscriptRepo;
   runs: RunRepo;
   usage: UsageRepo;
+  authProfiles: AuthProfileRepo;
   pairing: PairingRepo;
   leases: LeaseRepo;
   /** See CommitTurn. */

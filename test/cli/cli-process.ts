@@ -147,6 +147,8 @@ export async function seedDeadReply(home: string, text: string, error: string): 
           modelCalls: 1,
           errorKind: null,
           error: null,
+          attempts: [],
+          calls: [],
         },
         lease,
       },

@@ -84,10 +84,10 @@ describe("switchyard doctor", () => {
       { OPENAI_API_KEY: "sk-proj-doctor-env-key-0123456789abcdef" },
     );
     expect(r.out).toMatch(
-      /provider\s+openai \(in use by agent\.model openai\/gpt-test; key from OPENAI_API_KEY\): .*\/v1 answers/,
+      /provider\s+openai:default \(used by openai\/gpt-test; key from OPENAI_API_KEY\): .*\/v1 answers/,
     );
     expect(r.out).toMatch(
-      /provider\s+anthropic \(configured, not used by agent\.model; key from providers\.anthropic\.apiKey\): /,
+      /provider\s+anthropic:default \(configured, not in the model chain; key from providers\.anthropic\.apiKey\): /,
     );
     expect(r.out).not.toContain("SIMULATED");
     // Both listings reached the simulator with the configured credentials.
@@ -120,10 +120,10 @@ describe("switchyard doctor", () => {
     );
     expect(r.code).toBe(1);
     expect(r.out).toMatch(
-      /FAIL\s+provider\s+anthropic \(in use by agent\.model anthropic\/claude-test; .*\): .* rejected the API key \(HTTP 401\)/,
+      /FAIL\s+provider\s+anthropic:default \(used by anthropic\/claude-test; .*\): .* rejected the API key \(HTTP 401\)/,
     );
     expect(r.out).toMatch(
-      /warn\s+provider\s+openai \(configured, not used .*\): cannot reach .*ECONNREFUSED/,
+      /warn\s+provider\s+openai:default \(configured, not in the model chain.*\): cannot reach .*ECONNREFUSED/,
     );
     expect(r.out).not.toContain("revoked-key-0123456789");
   });

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/types.js";
+import { authProfilesContract } from "./store/auth-profiles.contract.js";
 import { commitTurnContract } from "./store/commit-turn.contract.js";
 import { type StoreContractOptions, useStoreContext } from "./store/fixtures.js";
 import { groupContextContract, inboxContract } from "./store/inbox.contract.js";
@@ -44,6 +45,7 @@ export function runStoreContract(
     groupContextContract(ctx);
     pairingContract(ctx);
     runsContract(ctx);
+    authProfilesContract(ctx);
     ownershipContract(ctx);
     mailboxContract(ctx);
   });

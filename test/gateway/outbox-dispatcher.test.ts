@@ -155,6 +155,8 @@ async function seedTurn(store: Store, clock: ManualClock, texts: string[], chatI
         modelCalls: 1,
         errorKind: null,
         error: null,
+        attempts: [],
+        calls: [],
       },
       lease,
     },

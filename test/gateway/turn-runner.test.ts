@@ -13,7 +13,7 @@ import { SessionLeases } from "../../src/gateway/session-leases.js";
 import { TurnRunner } from "../../src/gateway/turn-runner.js";
 import { heartbeatTurn, messageTurn } from "../../src/gateway/turn-sources.js";
 import { AgentSession } from "../../src/harness/agent-session.js";
-import { ModelRouter } from "../../src/harness/providers/model-router.js";
+import { ModelRouter } from "../../src/harness/models/model-router.js";
 import type { ModelProvider, ModelRequest, ProviderEvent } from "../../src/harness/providers/types.js";
 import { ToolRegistry } from "../../src/harness/tools/registry.js";
 import { StoreError } from "../../src/store/store-error.js";
@@ -87,7 +87,7 @@ function setup(script: Array<ProviderEvent[]>) {
   const provider = new ScriptedProvider(script);
   const session = new AgentSession({
     transcript: store.transcript,
-    router: new ModelRouter({ provider, model: MODEL, profileId: "work" }),
+    router: ModelRouter.single(provider, MODEL, { profileId: "work" }),
     tools: new ToolRegistry(),
     workspaceDir: "/nonexistent-workspace",
     limits: { maxTokens: 100, maxToolCallsPerRun: 10, historyLimit: 50 },

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { AgentSession, type TurnSpec } from "../../src/harness/agent-session.js";
 import type { TurnHooks } from "../../src/harness/hooks.js";
-import { ModelRouter } from "../../src/harness/providers/model-router.js";
+import { ModelRouter } from "../../src/harness/models/model-router.js";
 import type { ModelProvider, ModelRequest, ProviderEvent } from "../../src/harness/providers/types.js";
 import { ProviderError } from "../../src/harness/providers/provider-error.js";
 import { ToolRegistry } from "../../src/harness/tools/registry.js";
@@ -46,7 +46,7 @@ async function setup(provider: ScriptedProvider, hooks: TurnHooks[] = [], tools 
   if (!granted) throw new Error("no lease");
   const session = new AgentSession({
     transcript: store.transcript,
-    router: new ModelRouter({ provider, model: "model-a", profileId: "work" }),
+    router: ModelRouter.single(provider, "model-a", { profileId: "work" }),
     tools,
     workspaceDir: "/nonexistent-workspace",
     limits: { maxTokens: 100, maxToolCallsPerRun: 10, historyLimit: 50 },
@@ -79,7 +79,9 @@ describe("AgentSession", () => {
     const result = await session.run(spec());
     expect(result.outcome).toBe("answered");
     expect(result.final?.text).toBe("all fine");
-    expect(result.attempts).toEqual([{ provider: "scripted", model: "model-a", profileId: "work" }]);
+    expect(result.attempts).toEqual([
+      { provider: "scripted", model: "model-a", profileId: "work", outcome: "ok", waitMs: 0 },
+    ]);
     expect(provider.requests[0]?.model).toBe("model-a");
     const tail = await store.transcript.tail("s1", "ses-1", 10);
     expect(tail.map((e) => e.payload.type)).toEqual(["trigger"]);

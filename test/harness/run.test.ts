@@ -9,8 +9,7 @@ import { z } from "zod";
 import { GlobalLane } from "../../src/gateway/lanes/global-lane.js";
 import { LaneQueue } from "../../src/gateway/lanes/lane-queue.js";
 import { AnthropicProvider } from "../../src/harness/providers/anthropic.js";
-import { ModelRouter } from "../../src/harness/providers/model-router.js";
-import { RetryingProvider } from "../../src/harness/providers/retrying-provider.js";
+import { ModelRouter } from "../../src/harness/models/model-router.js";
 import type { ModelProvider } from "../../src/harness/providers/types.js";
 import type { ProviderError } from "../../src/harness/providers/provider-error.js";
 import {
@@ -48,7 +47,9 @@ interface Harness {
   lanes: LaneQueue;
   appended: TranscriptPayload[];
   providerErrors: ProviderError[];
-  run(options: Partial<AgentRunOptions> & { provider: ModelProvider }): Promise<AgentRunResult>;
+  run(
+    options: Partial<AgentRunOptions> & { provider: ModelProvider; clock?: ManualClock },
+  ): Promise<AgentRunResult>;
 }
 
 function harness(tools = new ToolRegistry()): Harness {
@@ -61,7 +62,7 @@ function harness(tools = new ToolRegistry()): Harness {
     lanes,
     appended,
     providerErrors,
-    run: ({ provider, ...options }) =>
+    run: ({ provider, clock, ...options }) =>
       lanes.enqueue({
         sessionKey: "s1",
         priority: "human",
@@ -70,7 +71,7 @@ function harness(tools = new ToolRegistry()): Harness {
           runAgent({
             runId: "run-1",
             sessionKey: "s1",
-            router: new ModelRouter({ provider, model: "claude-test" }),
+            router: ModelRouter.single(provider, "claude-test", clock ? { clock } : {}),
             turn: { sessionKey: "s1", sessionId: "ses-1", runId: "run-1", trigger: "message" },
             system: "You are a test.",
             messages: [{ role: "user", content: "hello" }],
@@ -89,13 +90,12 @@ function harness(tools = new ToolRegistry()): Harness {
 }
 
 describe("runAgent", () => {
-  it("gives its model slot back while the provider waits to retry, and takes one before the retry", async () => {
+  it("gives its model slot back while the router waits for the cooling profile, and takes one before the retry", async () => {
     const h = harness();
     const clock = new ManualClock();
-    const provider = new RetryingProvider(anthropic(), { clock });
     sim.script({ error: { status: 429, retryAfterSeconds: 30 } }, { text: "after the wait" });
-    const running = h.run({ provider });
-    await until(() => clock.pendingTimers === 1, "the provider waiting to retry");
+    const running = h.run({ provider: anthropic(), clock });
+    await until(() => clock.pendingTimers === 1, "the router waiting for the profile to cool down");
     expect(h.pool.inUse).toBe(0);
     clock.advance(30_000);
     const result = await running;
@@ -110,10 +110,9 @@ describe("runAgent", () => {
   it("lets another session's call through while a retry waits", async () => {
     const h = harness();
     const clock = new ManualClock();
-    const provider = new RetryingProvider(anthropic(), { clock, random: () => 1 });
     sim.script({ error: { status: 529 } }, { text: "first" }, { text: "second" });
-    const first = h.run({ provider });
-    await until(() => clock.pendingTimers === 1, "the provider waiting to retry");
+    const first = h.run({ provider: anthropic(), clock });
+    await until(() => clock.pendingTimers === 1, "the router waiting for the profile to cool down");
     // With one slot in total, a second session can only call if the first gave its slot back.
     const other = h.lanes.enqueue({
       sessionKey: "s2",
@@ -127,7 +126,7 @@ describe("runAgent", () => {
     }).done;
     await expect(other).resolves.toBe("got a slot");
     expect(sim.requests).toHaveLength(1); // the retry still waits
-    clock.advance(500);
+    clock.advance(30_000); // an overloaded profile rests 30 s
     expect((await first).outcome).toBe("answered");
   });
 

@@ -189,6 +189,8 @@ describe("openSqliteStore", () => {
         modelCalls: 1,
         errorKind: null,
         error: null,
+        attempts: [],
+        calls: [],
       };
       const committed = await store.commitTurn(
         {
@@ -209,6 +211,39 @@ describe("openSqliteStore", () => {
         (await store.outbox.listMailbox("http", "ann", 4, 10)).map((r) => [r.text, r.mailboxCursor]),
       ).toEqual([["new", 5]]);
       expect((await store.outbox.listMailbox("http", "bob", 0, 10)).map((r) => r.mailboxCursor)).toEqual([5]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("v6 reads runs from before with no attempts and sessions with no model, and starts usage calls empty", async () => {
+    const path = freshPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    const raw = new BetterSqlite3(path);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 5)) raw.exec(m.sql);
+    raw.pragma("user_version = 5");
+    raw
+      .prepare(
+        `INSERT INTO runs (run_id, session_key, run_trigger, channel, provider, model, started_at, duration_ms,
+           outcome, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, tool_calls, model_calls,
+           error_kind, error, committed_at)
+         VALUES ('run-old', 'console:me', 'user', 'console', 'openai', 'm', 1, 2, 'answered', 3, 4, 0, 0, 0, 1,
+           NULL, NULL, 5)`,
+      )
+      .run();
+    raw
+      .prepare(
+        "INSERT INTO sessions (session_key, session_id, last_target, created_at, updated_at) VALUES ('console:me', 'ses-1', NULL, 1, 1)",
+      )
+      .run();
+    raw.close();
+
+    const store = openSqliteStore({ path });
+    try {
+      expect(await store.runs.get("run-old")).toMatchObject({ runId: "run-old", attempts: [], calls: [] });
+      expect(await store.sessions.get("console:me")).toMatchObject({ sessionId: "ses-1", model: null });
+      expect(await store.usage.totalsSince(0)).toEqual({ calls: 0, tokens: 0, costUsd: 0 });
+      expect(await store.authProfiles.list()).toEqual([]);
     } finally {
       await store.close();
     }

@@ -22,6 +22,7 @@ import type {
   SendReceipt,
 } from "../types.js";
 import { ChannelSendError } from "../errors.js";
+import { LiveText } from "./live-text.js";
 import { OpenAIEndpoint } from "./openai-endpoint.js";
 import { normalizeSender, senderProblem } from "./sender.js";
 import { openSse } from "./sse.js";
@@ -47,7 +48,8 @@ export interface HttpChannelOptions {
   modelId?: string;
 }
 
-type StreamWriter = (delta: string) => void;
+/** Where streamed text is routed: the turn's target, naming the messages it answers. */
+type StreamTarget = ChatTarget & { inboxIds: readonly number[] };
 
 /**
  * The HTTP and console channel (see the file header). Live text reaches exactly the requests
@@ -63,7 +65,7 @@ export class HttpChannel implements Channel {
   readonly #o: HttpChannelOptions;
   #sink: InboundSink | undefined;
   /** Streaming requests in flight by the inbox id they wait for. */
-  readonly #byInbox = new Map<number, Set<StreamWriter>>();
+  readonly #byInbox = new Map<number, Set<LiveText>>();
 
   constructor(options: HttpChannelOptions) {
     this.#o = options;
@@ -76,7 +78,7 @@ export class HttpChannel implements Channel {
         {
           maxBodyBytes: options.server.maxBodyBytes,
           accept: (sender, text, clientId) => this.#accept(sender, text, clientId),
-          track: (write) => this.#track(write),
+          track: (live) => this.#track(live),
           wait: (inboxId, req, res) => this.#wait(inboxId, req, res),
         },
         { modelId: options.modelId ?? "switchyard", keepAliveMs: options.keepAliveMs ?? 15_000 },
@@ -108,21 +110,31 @@ export class HttpChannel implements Channel {
   }
 
   /** Writes live text to the requests waiting on the messages the turn answers. */
-  streamDelta(target: ChatTarget & { inboxIds: readonly number[] }, delta: string): void {
-    for (const id of target.inboxIds) for (const write of this.#byInbox.get(id) ?? []) write(delta);
+  streamDelta(target: StreamTarget, delta: string): void {
+    for (const id of target.inboxIds) for (const live of this.#byInbox.get(id) ?? []) live.append(delta);
+  }
+
+  /**
+   * The turn's last `discardedChars` streamed characters were discarded. SSE cannot take text
+   * back, so each request matches the replacement against what it was sent (see LiveText):
+   * repeated text is not written twice, and a replacement that differs ends with the full answer.
+   */
+  streamReset(target: StreamTarget, discardedChars: number): void {
+    for (const id of target.inboxIds)
+      for (const live of this.#byInbox.get(id) ?? []) live.reset(discardedChars);
   }
 
   /** A request that streams: `commit` files it under its message's inbox id, `done` removes it. */
-  #track(write: StreamWriter | undefined) {
+  #track(live: LiveText | undefined) {
     let inboxId: number | undefined;
     return {
       commit: (id: number) => {
-        if (!write) return;
+        if (!live) return;
         inboxId = id;
-        addTo(this.#byInbox, id, write);
+        addTo(this.#byInbox, id, live);
       },
       done: () => {
-        if (write && inboxId !== undefined) removeFrom(this.#byInbox, inboxId, write);
+        if (live && inboxId !== undefined) removeFrom(this.#byInbox, inboxId, live);
       },
     };
   }
@@ -176,7 +188,8 @@ export class HttpChannel implements Channel {
     const result = await this.#accept(sender, body.text, clientId);
     const sse = wantsStream ? openSse(res, this.#o.keepAliveMs) : undefined;
     const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    const request = this.#track(sse ? (delta) => sse.write(frame("delta", { text: delta })) : undefined);
+    const live = sse ? new LiveText((text) => sse.write(frame("delta", { text }))) : undefined;
+    const request = this.#track(live);
     try {
       if (result.status === "accepted" || result.status === "duplicate") request.commit(result.inboxId);
       if (result.status === "rejected") {
@@ -190,6 +203,11 @@ export class HttpChannel implements Channel {
           ? { state: "answered" as const, replies: [result.reply] }
           : await this.#wait(result.inboxId, req, res);
       if (!answer) return;
+      // Live text that went a different way than the answer (a model call failed part-way and
+      // the retry said something else) is followed by a notice and the answer, as a delta, so
+      // a client that prints deltas shows the answer; `done` carries the replies as always.
+      const ending = live?.finish(answer.replies.join("\n\n"), answer.state === "answered");
+      if (sse && ending?.retold) sse.write(frame("delta", { text: ending.text }));
       const payload = {
         sessionKey,
         state: answer.state,

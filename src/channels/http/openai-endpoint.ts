@@ -11,6 +11,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError, errorBody, readJsonBody, sendJson } from "../../http/server.js";
 import type { AcceptResult, AnswerUsage, ChatAnswer } from "../types.js";
+import { LiveText } from "./live-text.js";
 import { normalizeSender, senderProblem } from "./sender.js";
 import { type SseStream, openSse } from "./sse.js";
 
@@ -19,8 +20,8 @@ export interface ChatIntake {
   readonly maxBodyBytes: number;
   /** Validates and commits one message (throws HttpError for a bad one). */
   accept(sender: string, text: string, clientId: string | undefined): Promise<AcceptResult>;
-  /** Routes live text of the run answering `inboxId` to `write` until `done()`. */
-  track(write: ((delta: string) => void) | undefined): { commit(inboxId: number): void; done(): void };
+  /** Routes live text (deltas and resets) of the run answering `inboxId` to `live` until `done()`. */
+  track(live: LiveText | undefined): { commit(inboxId: number): void; done(): void };
   /** The answer, or undefined when the request was answered 202 (timeout, client gone). */
   wait(inboxId: number, req: IncomingMessage, res: ServerResponse): Promise<ChatAnswer | undefined>;
 }
@@ -70,15 +71,8 @@ export class OpenAIEndpoint {
     // Validated and committed before the first byte: a refusal is still a plain HTTP error.
     const result = await this.#intake.accept(sender, text, clientId);
     let sse: SseStream | undefined;
-    let streamed = "";
-    const request = this.#intake.track(
-      stream
-        ? (d) => {
-            streamed += d;
-            sse?.write(delta({ content: d }, null));
-          }
-        : undefined,
-    );
+    const live = stream ? new LiveText((d) => sse?.write(delta({ content: d }, null))) : undefined;
+    const request = this.#intake.track(live);
     try {
       if (result.status === "rejected" && !stream) {
         return sendJson(res, 403, errorBody(403, "rejected", result.reason));
@@ -101,12 +95,12 @@ export class OpenAIEndpoint {
         usage = answer.usage;
       }
       const openaiUsage = toOpenAIUsage(usage);
-      if (sse) {
+      if (sse && live) {
         // Live text may be missing (a delta that could not be routed) or cut short: the client
-        // gets the part of the reply not streamed yet. A failure notice is always written.
-        let rest = replyText;
-        if (answered && replyText.startsWith(streamed)) rest = replyText.slice(streamed.length);
-        else if (answered && streamed !== "") rest = ""; // text before tool calls was streamed too
+        // gets the part of the reply not streamed yet; live text that went a different way (a
+        // model call failed part-way, see LiveText) gets a notice and the whole reply. A failure
+        // notice is always written.
+        const rest = live.finish(replyText, answered).text;
         if (rest !== "") sse.write(delta({ content: rest }, null));
         sse.write(delta({}, "stop"));
         if (includeUsage) sse.write(frame([], { usage: openaiUsage }));

@@ -130,6 +130,19 @@ export class StreamingPreviews {
   }
 
   /**
+   * Drops the last `discardedChars` characters of the turn's preview text (a model call failed
+   * part-way; the text streamed next replaces them) and schedules an edit like a delta does, so
+   * the preview message — never a second one — shows the text as it now stands. No preview, or
+   * one closed for its final text: nothing to do.
+   */
+  reset(target: PreviewTarget, discardedChars: number): void {
+    const preview = this.#previews.get(keyOf(target));
+    if (!preview || preview.closed || !(discardedChars > 0)) return;
+    preview.text = preview.text.slice(0, Math.max(0, preview.text.length - discardedChars));
+    this.#scheduleEdit(preview, target.chatId);
+  }
+
+  /**
    * Closes the turn's preview for its final text: stops the edit timer and waits for the send
    * or edit in flight. Resolves undefined when the turn has no preview (or it never appeared).
    * Until `done()` is called the preview stays (closed), so a retried final send finds it again.
@@ -176,7 +189,8 @@ export class StreamingPreviews {
 
   async #edit(preview: Preview, chatId: string): Promise<void> {
     const api = this.#o.api();
-    const text = this.#clip(preview.text);
+    // Telegram refuses an empty text; a reset may discard everything streamed so far.
+    const text = this.#clip(preview.text) || "…";
     if (!api || preview.closed || preview.id === undefined || text === preview.shown) return;
     try {
       await api.editMessageText(chatId, preview.id, text);

@@ -263,6 +263,11 @@ export class TelegramChannel implements Channel {
     this.#sender.streamDelta(target, delta);
   }
 
+  /** Drops the discarded tail of the turn's preview; its next edit shows the replacement. */
+  streamReset(target: ChatTarget & { replyTo?: string }, discardedChars: number): void {
+    this.#sender.streamReset(target, discardedChars);
+  }
+
   // ------------------------------------------------------------------ helpers
 
   #failure(err: unknown): TelegramFailure {

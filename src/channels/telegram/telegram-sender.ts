@@ -127,6 +127,15 @@ export class TelegramSender {
     this.#previews.delta(target, delta);
   }
 
+  /**
+   * The turn's last `discardedChars` streamed characters were discarded (a failed model call):
+   * its preview drops them, and its next edit shows the text that replaces them.
+   */
+  streamReset(target: ChatTarget & { replyTo?: string }, discardedChars: number): void {
+    if (this.#o.streaming !== "edit") return;
+    this.#previews.reset(target, discardedChars);
+  }
+
   /** Forgets every streaming preview and stops their timers (the channel stops). */
   forgetPreviews(): void {
     this.#previews.clear();

@@ -9,9 +9,6 @@ import { ProxyError } from "./http-proxy.js";
 import type { ProviderErrorKind } from "./types.js";
 import { ProviderError } from "./provider-error.js";
 
-/** The providers this module knows. */
-export type ProviderName = "openai" | "anthropic";
-
 /** What the table looks at, gathered from the error, its body and its cause chain. */
 interface ErrorFacts {
   /** Class names along the prototype chain plus `err.name` (e.g. "APIConnectionTimeoutError"). */
@@ -89,7 +86,7 @@ const ERROR_PATTERNS: readonly ErrorPattern[] = [
  * credentials redacted), else the error's first message line. A ProviderError passes through
  * unchanged.
  */
-export function toProviderError(err: unknown, provider: ProviderName): ProviderError {
+export function toProviderError(err: unknown, provider: string): ProviderError {
   if (err instanceof ProviderError) return err;
   const facts = gatherFacts(err);
   const kind = ERROR_PATTERNS.find((pattern) => matches(pattern, facts))?.kind ?? "unknown";
@@ -110,7 +107,7 @@ export function toProviderError(err: unknown, provider: ProviderName): ProviderE
 }
 
 /** The ProviderError for a call the caller aborted through its AbortSignal. */
-export function abortedError(provider: ProviderName, cause?: unknown): ProviderError {
+export function abortedError(provider: string, cause?: unknown): ProviderError {
   return new ProviderError("aborted", `${provider} aborted: the request was cancelled`, { cause, provider });
 }
 

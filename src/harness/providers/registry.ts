@@ -8,7 +8,7 @@ import type { Logger } from "../../util/logger.js";
 import { networkReason } from "../../util/network-reason.js";
 import { AnthropicProvider } from "./anthropic.js";
 import { toProviderError } from "./errors.js";
-import type { ProviderName } from "./model-ref.js";
+import type { ProviderType } from "./model-ref.js";
 import { type MaxTokensField, OpenAIProvider } from "./openai.js";
 import type { ModelProvider } from "./types.js";
 import type { ProviderError } from "./provider-error.js";
@@ -78,7 +78,7 @@ const openai: ProviderModule = {
 };
 
 /** Every vendor adapter, by the name model references use. */
-export const providerModules = { anthropic, openai } satisfies Record<ProviderName, ProviderModule>;
+export const providerModules = { anthropic, openai } satisfies Record<ProviderType, ProviderModule>;
 
 function root(baseUrl: string | undefined, fallback: string): string {
   return (baseUrl ?? fallback).replace(/\/+$/, "");

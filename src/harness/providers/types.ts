@@ -16,6 +16,8 @@ export type ProviderErrorKind =
   | "invalid_request"
   | "network"
   | "aborted"
+  /** A cap in `limits:` stopped the call before it was made (not the provider's doing). */
+  | "budget"
   | "unknown";
 
 /** A tool the model may call. `parameters` is a JSON Schema object. */
@@ -64,20 +66,34 @@ export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "o
  * is delivered as a final `{ type: "error" }` event and the stream ends. A successful stream
  * ends with exactly one `stop` event. `tool_call` events carry complete arguments.
  *
- * Wrappers that retry (RetryingProvider) announce a wait with `retry_wait` (the failed attempt
- * produced nothing; no model call is in flight until the matching `retry_resume`) and the next
- * attempt with `retry_resume`, yielded *before* that attempt starts. A pull-based consumer may
- * therefore give its model-call slot back on `retry_wait` and take one again while handling
+ * The model router announces a wait for a cooling auth profile with `retry_wait` (no model
+ * call is in flight until the matching `retry_resume`) and the next attempt with
+ * `retry_resume`, yielded *before* that attempt starts. A pull-based consumer may therefore
+ * give its model-call slot back on `retry_wait` and take one again while handling
  * `retry_resume`; a consumer that ignores both simply holds its slot throughout.
  *
  * The model router announces who makes each attempt (`attempt`: provider, model, auth
- * profile) before it starts; providers themselves never emit it.
+ * profile, when, after how long a wait) before it starts, and an attempt that failed but will
+ * be followed by another (`attempt_failed`): everything that attempt streamed is void — its
+ * text and tool calls are discarded, and text already shown live must be replaced. Its usage
+ * events carry the call's price. Providers themselves never emit these.
  */
 export type ProviderEvent =
-  | { type: "attempt"; provider: string; model: string; profileId: string; attempt: number }
+  | {
+      type: "attempt";
+      provider: string;
+      model: string;
+      profileId: string;
+      attempt: number;
+      /** Epoch ms when it starts. */
+      at?: number;
+      /** Time waited for a cooling profile before it, in ms. */
+      waitMs?: number;
+    }
+  | { type: "attempt_failed"; error: ProviderError }
   | { type: "text_delta"; text: string }
   | { type: "tool_call"; call: ToolCall }
-  | { type: "usage"; usage: TokenUsage }
+  | { type: "usage"; usage: TokenUsage; costUsd?: number }
   | { type: "stop"; reason: StopReason }
   | { type: "retry_wait"; attempt: number; waitMs: number; error: ProviderError }
   | { type: "retry_resume"; attempt: number }

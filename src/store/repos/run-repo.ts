@@ -6,6 +6,27 @@ export type RunTrigger = "user" | "cron" | "heartbeat" | "wake" | "subagent" | "
 /** How a run ended. */
 export type RunOutcome = "answered" | "failed" | "aborted" | "timeout";
 
+/** One model-call attempt of a run: who made it and how it ended. */
+export interface AttemptRecord {
+  provider: string;
+  model: string;
+  profileId: string;
+  /** "ok", or the failure kind (`rate_limit`, `overloaded`, …). */
+  outcome: string;
+  /** Time waited for a cooling profile before this attempt, in ms (0 when none). */
+  waitMs: number;
+}
+
+/** The usage of one model call (an attempt that reported usage), priced when it was made. */
+export interface ModelCallUsage {
+  at: number;
+  provider: string;
+  model: string;
+  profileId: string;
+  usage: TokenUsage;
+  costUsd: number;
+}
+
 /** One run: what ran it, with which model, how it ended, what it used. Written by commitTurn. */
 export interface RunRecord {
   runId: string;
@@ -22,9 +43,16 @@ export interface RunRecord {
   modelCalls: number;
   errorKind: string | null;
   error: string | null;
+  /** Every model-call attempt, in order. */
+  attempts: AttemptRecord[];
+  /**
+   * Usage per model call, written to the usage rows by commitTurn (UsageRepo reads them). Not
+   * kept on the run: RunRepo reads a run back with `calls: []`.
+   */
+  calls: ModelCallUsage[];
 }
 
-/** Run records, read back (commitTurn writes them). */
+/** Run records, read back (commitTurn writes them), `calls` empty (see RunRecord.calls). */
 export interface RunRepo {
   get(runId: string): Promise<RunRecord | undefined>;
   /** The `limit` runs that started last, latest `startedAt` first. */

@@ -10,6 +10,8 @@ export interface SessionRecord {
   /** Current session id; `/new` starts a fresh one under the same key. */
   sessionId: string;
   lastTarget: ChatTarget | null;
+  /** The model a person chose with `/model <ref>` (strict: no fallback); null for the configured chain. */
+  model: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -50,9 +52,11 @@ export interface SessionRepo {
     now: number,
   ): Promise<SessionRecord>;
   get(sessionKey: string): Promise<SessionRecord | undefined>;
-  /** Starts a fresh session id under the key (`/new`). */
+  /** Starts a fresh session id under the key (`/new`); keeps its `lastTarget` and `model`. */
   reset(sessionKey: string, newSessionId: string, now: number): Promise<SessionRecord>;
   count(): Promise<number>;
+  /** Sets (a model reference) or clears (null) the session's chosen model; creates no session. Returns false when the key has no session. */
+  setModel(sessionKey: string, model: string | null, now: number): Promise<boolean>;
   /**
    * The chat the agent was most recently addressed from directly (the newest `lastTarget` of
    * any session), where scheduled work (heartbeats) reports; undefined before any.

@@ -251,6 +251,56 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE mailbox_cursor IS NOT NULL;
     `,
   },
+  {
+    version: 6,
+    name: "auth profiles, usage per model call, run attempts, session model",
+    // Auth profiles keep each credential's health across restarts (never a key). Usage gets one
+    // row per model call, written by commitTurn beside the per-day totals, for `switchyard
+    // usage`, `auth status` and the spend caps; they read a time range (at) or one session's
+    // recent calls (session_key, at), and nothing else, so those are the only indexes: a call
+    // row costs its table page and two index pages. The origin has no CHECK: a new trigger
+    // must not need a table rebuild. Runs keep their attempts as JSON (old rows: none); their
+    // calls are the usage rows, not a copy on the run. Sessions keep the model `/model` chose.
+    sql: `
+      CREATE TABLE auth_profiles (
+        provider TEXT NOT NULL,
+        profile_id TEXT NOT NULL,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+        cooldown_until INTEGER,
+        cooldown_reason TEXT,
+        last_used_at INTEGER,
+        last_error_kind TEXT,
+        last_error_at INTEGER,
+        reset_at INTEGER,
+        PRIMARY KEY (provider, profile_id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE usage_calls (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        -- The UTC day (YYYY-MM-DD) of at.
+        day TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        profile_id TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL
+      );
+      -- summarize, totalsSince, byProfileSince: the calls since a time.
+      CREATE INDEX usage_calls_at ON usage_calls (at);
+      -- sessionTokensSince: one session's calls since a time.
+      CREATE INDEX usage_calls_session ON usage_calls (session_key, at);
+
+      ALTER TABLE runs ADD COLUMN attempts TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(attempts));
+      ALTER TABLE sessions ADD COLUMN model TEXT;
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -1,8 +1,10 @@
 /**
- * Run records in SQLite: one row per committed turn, written by commitTurn.
+ * Run records in SQLite: one row per committed turn, written by commitTurn, its attempts as
+ * JSON. A run's calls are not kept on it: commitTurn writes them as usage rows (see
+ * SqliteUsageRepo), and a run read back has `calls: []`.
  */
 import type { Database, Statement } from "better-sqlite3";
-import type { RunOutcome, RunRecord, RunRepo, RunTrigger } from "../repos/run-repo.js";
+import type { AttemptRecord, RunOutcome, RunRecord, RunRepo, RunTrigger } from "../repos/run-repo.js";
 import { guard } from "./errors.js";
 
 interface RunRow {
@@ -23,11 +25,16 @@ interface RunRow {
   model_calls: number;
   error_kind: string | null;
   error: string | null;
+  /** AttemptRecord[] as JSON; `[]` for runs from before schema 6. */
+  attempts: string;
 }
 
 const RUN_OUTCOMES: readonly RunOutcome[] = ["answered", "failed", "aborted", "timeout"];
 
-/** RunRepo over one better-sqlite3 connection; `recent` is newest `startedAt` first. */
+/**
+ * RunRepo over one better-sqlite3 connection; `recent` is newest `startedAt` first. Runs read
+ * back have `calls: []` (see the file header).
+ */
 export class SqliteRunRepo implements RunRepo {
   readonly #path: string;
   readonly #insert: Statement<[RunRow & { committed_at: number }]>;
@@ -41,10 +48,10 @@ export class SqliteRunRepo implements RunRepo {
     this.#insert = db.prepare(
       `INSERT INTO runs (run_id, session_key, run_trigger, channel, provider, model, started_at, duration_ms,
          outcome, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, tool_calls, model_calls,
-         error_kind, error, committed_at)
+         error_kind, error, attempts, committed_at)
        VALUES (@run_id, @session_key, @run_trigger, @channel, @provider, @model, @started_at, @duration_ms,
          @outcome, @input_tokens, @output_tokens, @cache_read_tokens, @cache_write_tokens, @tool_calls,
-         @model_calls, @error_kind, @error, @committed_at)`,
+         @model_calls, @error_kind, @error, @attempts, @committed_at)`,
     );
     this.#exists = db.prepare("SELECT 1 AS one FROM runs WHERE run_id = ?");
     this.#byId = db.prepare("SELECT * FROM runs WHERE run_id = ?");
@@ -96,6 +103,7 @@ export class SqliteRunRepo implements RunRepo {
       model_calls: run.modelCalls,
       error_kind: run.errorKind,
       error: run.error,
+      attempts: JSON.stringify(run.attempts),
       committed_at: now,
     });
   }
@@ -122,5 +130,8 @@ function toRunRecord(row: RunRow): RunRecord {
     modelCalls: row.model_calls,
     errorKind: row.error_kind,
     error: row.error,
+    attempts: JSON.parse(row.attempts) as AttemptRecord[],
+    // Not kept on the run: they are the usage rows (see the file header).
+    calls: [],
   };
 }

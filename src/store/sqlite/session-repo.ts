@@ -1,6 +1,6 @@
 /**
- * Sessions in SQLite: one row per session key holding its current session id and the chat
- * it was last addressed from.
+ * Sessions in SQLite: one row per session key holding its current session id, the chat it was
+ * last addressed from and the model a person chose for it.
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { ChatTarget } from "../../channels/types.js";
@@ -11,6 +11,7 @@ interface SessionRow {
   session_key: string;
   session_id: string;
   last_target: string | null;
+  model: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -60,7 +61,7 @@ const LIST_SQL = `
 /**
  * SessionRepo over one better-sqlite3 connection. `ensure` on an existing session keeps its
  * session id and, when given a target, records it as the new `lastTarget`. `reset` creates
- * the session if it does not exist yet.
+ * the session if it does not exist yet, and keeps an existing one's `lastTarget` and `model`.
  */
 export class SqliteSessionRepo implements SessionRepo {
   readonly #db: Database;
@@ -73,6 +74,7 @@ export class SqliteSessionRepo implements SessionRepo {
   readonly #count: Statement<[], { n: number }>;
   readonly #latestTarget: Statement<[], { last_target: string }>;
   readonly #setTarget: Statement<[string, number, string]>;
+  readonly #setModel: Statement<[string | null, number, string]>;
   readonly #list: Statement<[number], SummaryRow>;
 
   constructor(db: Database, path: string) {
@@ -95,6 +97,7 @@ export class SqliteSessionRepo implements SessionRepo {
       "SELECT last_target FROM sessions WHERE last_target IS NOT NULL ORDER BY updated_at DESC, rowid DESC LIMIT 1",
     );
     this.#setTarget = db.prepare("UPDATE sessions SET last_target = ?, updated_at = ? WHERE session_key = ?");
+    this.#setModel = db.prepare("UPDATE sessions SET model = ?, updated_at = ? WHERE session_key = ?");
     this.#list = db.prepare(LIST_SQL);
   }
 
@@ -145,6 +148,10 @@ export class SqliteSessionRepo implements SessionRepo {
     );
   }
 
+  async setModel(sessionKey: string, model: string | null, now: number): Promise<boolean> {
+    return guard(this.#path, () => this.#setModel.run(model, now, sessionKey).changes > 0);
+  }
+
   async count(): Promise<number> {
     return guard(this.#path, () => this.#count.get()?.n ?? 0);
   }
@@ -167,6 +174,7 @@ function toSessionRecord(row: SessionRow): SessionRecord {
     sessionKey: row.session_key,
     sessionId: row.session_id,
     lastTarget: row.last_target === null ? null : (JSON.parse(row.last_target) as ChatTarget),
+    model: row.model,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -6,6 +6,7 @@
 import type { Database, Transaction } from "better-sqlite3";
 import type { OutboxInsert } from "../repos/outbox-repo.js";
 import type { CommitTurn, Store } from "../types.js";
+import { SqliteAuthProfileRepo } from "./auth-profile-repo.js";
 import { guard } from "./errors.js";
 import { SqliteInboxRepo } from "./inbox-repo.js";
 import { SqliteLeaseRepo } from "./lease-repo.js";
@@ -28,6 +29,7 @@ export class SqliteStore implements Store {
   readonly transcript: SqliteTranscriptRepo;
   readonly runs: SqliteRunRepo;
   readonly usage: SqliteUsageRepo;
+  readonly authProfiles: SqliteAuthProfileRepo;
   readonly pairing: SqlitePairingRepo;
   readonly leases: SqliteLeaseRepo;
   readonly #db: Database;
@@ -65,6 +67,7 @@ export class SqliteStore implements Store {
     this.sessions = new SqliteSessionRepo(db, path);
     this.runs = new SqliteRunRepo(db, path);
     this.usage = new SqliteUsageRepo(db, path);
+    this.authProfiles = new SqliteAuthProfileRepo(db, path);
     this.pairing = new SqlitePairingRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(
@@ -118,6 +121,7 @@ export class SqliteStore implements Store {
     for (const id of inboxIds)
       this.inbox.finishInTransaction(id, turn.runId, turn.inboxState, turn.error ?? null, now);
     this.runs.insertInTransaction(turn.run, now);
+    // The day's totals and one usage row per model call (run.calls).
     this.usage.addRunInTransaction(turn.run);
     if (turn.lastTarget) this.sessions.setLastTargetInTransaction(turn.sessionKey, turn.lastTarget, now);
     return true;

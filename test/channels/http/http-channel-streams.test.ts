@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpChannel } from "../../../src/channels/http/http-channel.js";
+import { RETOLD_NOTICE } from "../../../src/channels/http/live-text.js";
 import type {
   AcceptResult,
   AnswerSource,
@@ -188,6 +189,102 @@ describe("HTTP channel live text", () => {
     const pending = completionStream("eve", "will fail");
     const id = await gateway.waiting("will fail");
     channel.streamDelta(target("eve", [id]), "Partial ");
+    gateway.answer(id, "failed", ["⚠️ Sorry, I couldn't answer."]);
+    expect(await pending).toEqual(["Partial ", "⚠️ Sorry, I couldn't answer."]);
+  });
+});
+
+describe("HTTP channel live text after a model call failed part-way (streamReset)", () => {
+  it("completions: a retry that repeats the discarded text reaches the client once", async () => {
+    const { channel, gateway, target, completionStream } = await setup();
+    const pending = completionStream("fay", "retried");
+    const id = await gateway.waiting("retried");
+    const to = target("fay", [id]);
+    channel.streamDelta(to, "Hel");
+    channel.streamDelta(to, "lo wor");
+    channel.streamReset(to, 9); // the call died; the next attempt streams from the start
+    channel.streamDelta(to, "Hello");
+    channel.streamDelta(to, " world");
+    gateway.answer(id, "answered", ["Hello world"]);
+    const chunks = await pending;
+    expect(chunks).toEqual(["Hel", "lo wor", "ld"]);
+    expect(chunks.join("")).toBe("Hello world");
+  });
+
+  it("completions: a retry that says something else stops the live text and ends with a notice and the full answer", async () => {
+    const { channel, gateway, target, completionStream } = await setup();
+    const pending = completionStream("gus", "diverges");
+    const id = await gateway.waiting("diverges");
+    const to = target("gus", [id]);
+    channel.streamDelta(to, "Hel");
+    channel.streamDelta(to, "lo wor");
+    channel.streamReset(to, 9);
+    channel.streamDelta(to, "Hello");
+    channel.streamDelta(to, " there"); // differs from the discarded "Hello wor"
+    channel.streamDelta(to, ", friend.");
+    gateway.answer(id, "answered", ["Hello there, friend."]);
+    const chunks = await pending;
+    expect(chunks).toEqual(["Hel", "lo wor", `${RETOLD_NOTICE}Hello there, friend.`]);
+    expect(chunks.join("").split("Hello there, friend.")).toHaveLength(2); // the answer once
+  });
+
+  it("completions: text streamed before tool calls stays; only the failed call's text is discarded", async () => {
+    const { channel, gateway, target, completionStream } = await setup();
+    const pending = completionStream("hal", "uses a tool");
+    const id = await gateway.waiting("uses a tool");
+    const to = target("hal", [id]);
+    channel.streamDelta(to, "Let me look. "); // the first model call, then a tool call
+    channel.streamDelta(to, "The ans"); // the second model call, which dies
+    channel.streamReset(to, 7);
+    channel.streamDelta(to, "The answer is 42.");
+    gateway.answer(id, "answered", ["The answer is 42."]);
+    const chunks = await pending;
+    expect(chunks).toEqual(["Let me look. ", "The ans", "wer is 42."]);
+  });
+
+  it("completions: discarded text the answer never repeats is followed by the full answer", async () => {
+    const { channel, gateway, target, completionStream } = await setup();
+    const pending = completionStream("ida", "shorter");
+    const id = await gateway.waiting("shorter");
+    const to = target("ida", [id]);
+    channel.streamDelta(to, "Hello wor");
+    channel.streamReset(to, 9);
+    channel.streamDelta(to, "Hello"); // a prefix of what was discarded, and the whole answer
+    gateway.answer(id, "answered", ["Hello"]);
+    expect(await pending).toEqual(["Hello wor", `${RETOLD_NOTICE}Hello`]);
+  });
+
+  it("/v1/chat: a repeating retry streams only the new text; a diverging one ends with a notice and the answer", async () => {
+    const { channel, gateway, target, chatStream } = await setup();
+    const same = chatStream("jo", "same");
+    const other = chatStream("jo", "other");
+    const aId = await gateway.waiting("same");
+    const a = target("jo", [aId]);
+    const bId = await gateway.waiting("other");
+    const b = target("jo", [bId]);
+    for (const to of [a, b]) {
+      channel.streamDelta(to, "Hel");
+      channel.streamDelta(to, "lo wor");
+      channel.streamReset(to, 9);
+    }
+    channel.streamDelta(a, "Hello world");
+    gateway.answer(aId, "answered", ["Hello world"]);
+    channel.streamDelta(b, "Goodbye");
+    gateway.answer(bId, "answered", ["Goodbye world"]);
+    const [first, second] = await Promise.all([same, other]);
+    expect(first.deltas).toEqual(["Hel", "lo wor", "ld"]);
+    expect(first.done?.replies).toEqual([{ text: "Hello world" }]);
+    expect(second.deltas).toEqual(["Hel", "lo wor", `${RETOLD_NOTICE}Goodbye world`]);
+    expect(second.done?.replies).toEqual([{ text: "Goodbye world" }]);
+  });
+
+  it("a failed turn after a reset ends with its notice, as without one", async () => {
+    const { channel, gateway, target, completionStream } = await setup();
+    const pending = completionStream("kit", "fails twice");
+    const id = await gateway.waiting("fails twice");
+    const to = target("kit", [id]);
+    channel.streamDelta(to, "Partial ");
+    channel.streamReset(to, 8);
     gateway.answer(id, "failed", ["⚠️ Sorry, I couldn't answer."]);
     expect(await pending).toEqual(["Partial ", "⚠️ Sorry, I couldn't answer."]);
   });

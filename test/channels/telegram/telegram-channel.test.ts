@@ -346,6 +346,27 @@ describe("Telegram streaming previews", () => {
     expect(shown?.text).toBe("Hello world");
   });
 
+  it("drops the text of a failed model call from the preview, editing the same message", async () => {
+    const { tg, channel, one, clock } = await previewSetup();
+    channel.streamDelta(one, "Hel");
+    await tg.waitFor("sendMessage");
+    channel.streamDelta(one, "lo wor");
+    await until(() => clock.pendingTimers === 1, "the preview's edit timer");
+    await clock.advanceAsync(30);
+    await until(() => tg.calls.some((c) => c.method === "editMessageText"), "the partial edit");
+    channel.streamReset(one, 9); // the call died; the retry streams from the start
+    channel.streamDelta(one, "Goodbye");
+    await until(() => clock.pendingTimers === 1, "the next edit timer");
+    await clock.advanceAsync(30);
+    await until(() => tg.calls.filter((c) => c.method === "editMessageText").length === 2, "the edit");
+    const receipt = await channel.send(reply(one, "Goodbye world"));
+    const edits = tg.calls.filter((c) => c.method === "editMessageText").map((c) => c.params.text);
+    expect(edits).toEqual(["Hello wor", "Goodbye", "Goodbye world"]);
+    expect(tg.sentMessages({ chatId: ANN.id })).toHaveLength(1); // one preview, edited throughout
+    const shown = tg.messagesInChat(ANN.id).find((m) => String(m.message_id) === receipt.platformMessageId);
+    expect(shown?.text).toBe("Goodbye world");
+  });
+
   it("keeps one preview per turn, each replying to the message its turn answers", async () => {
     const { tg, channel, one, two } = await previewSetup();
     channel.streamDelta(one, "first ");

@@ -122,6 +122,8 @@ export function runRecord(runId: string, over: Partial<RunRecord> = {}): RunReco
     modelCalls: 3,
     errorKind: null,
     error: null,
+    attempts: [],
+    calls: [],
     ...over,
   };
 }
@@ -269,5 +271,6 @@ export async function snapshot(store: Store, sessionKey = "s1", sessionId = "ses
     transcript: await store.transcript.tail(sessionKey, sessionId, 1000),
     runs: await store.runs.recent(1000),
     usage: await store.usage.byDay(1000),
+    calls: await store.usage.totalsSince(0),
   };
 }

@@ -31,6 +31,7 @@ export function sessionsContract(ctx: StoreContext): void {
         sessionKey: "k",
         sessionId: "ses-1",
         lastTarget: chat("c1"),
+        model: null,
         createdAt: T0,
         updatedAt: T0,
       });
@@ -55,6 +56,23 @@ export function sessionsContract(ctx: StoreContext): void {
       const fresh = await store.sessions.reset("other", "ses-9", T0 + 6);
       expect(fresh).toMatchObject({ sessionKey: "other", sessionId: "ses-9", lastTarget: null });
       expect(await store.sessions.count()).toBe(2);
+    });
+
+    it("setModel sets and clears a session's model; ensure and reset keep it; it creates no session", async () => {
+      expect(await store.sessions.setModel("k", "anthropic/claude-x", T0)).toBe(false);
+      expect(await store.sessions.get("k")).toBeUndefined();
+      await store.sessions.ensure("k", "ses-1", chat("c1"), T0);
+      expect(await store.sessions.setModel("k", "openai/gpt-x", T0 + 1)).toBe(true);
+      expect(await store.sessions.get("k")).toMatchObject({ model: "openai/gpt-x", updatedAt: T0 + 1 });
+      await store.sessions.ensure("k", "ses-2", chat("c2"), T0 + 2);
+      expect((await store.sessions.reset("k", "ses-3", T0 + 3)).model).toBe("openai/gpt-x");
+      expect(await store.sessions.setModel("k", null, T0 + 4)).toBe(true);
+      expect(await store.sessions.get("k")).toMatchObject({
+        sessionId: "ses-3",
+        model: null,
+        updatedAt: T0 + 4,
+      });
+      expect(await store.sessions.count()).toBe(1);
     });
 
     it("list summarises each key: channel, last activity, messages, running; most recent first", async () => {

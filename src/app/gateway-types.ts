@@ -1,0 +1,60 @@
+/** What starting the gateway takes, and what a started one offers (see src/main.ts). */
+import type { ChannelModules } from "../channels/registry.js";
+import type { Config } from "../config/schema.js";
+import type { HeartbeatScheduler } from "../cron/heartbeat-scheduler.js";
+import type { ChannelDirectory } from "../gateway/channel-directory.js";
+import type { Gateway } from "../gateway/gateway.js";
+import type { ModelRouter } from "../harness/models/model-router.js";
+import type { ModelProvider } from "../harness/providers/types.js";
+import type { Store } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import type { SecretList } from "../util/redact.js";
+
+/** Options of startGateway. */
+export interface StartGatewayOptions {
+  config: Config;
+  configFile: string | undefined;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  /** Overrides gateway.port (e.g. --port, or 0 in tests). */
+  port?: number;
+  clock?: Clock;
+  /** Configured secret values: redacted (with the known key shapes) from every stored error text. */
+  secrets?: SecretList;
+  /** Test seam: use this provider instead of resolving one. */
+  provider?: ModelProvider;
+  /**
+   * Owners (instance ids) of a gateway known to be dead that ran on this database — the one a
+   * stale runtime file in this home names: its leases end at once, so its work is taken over
+   * now rather than after `gateway.leaseTtlMs`.
+   */
+  revokeOwners?: readonly string[];
+  /** The channel modules; default the registry (a test adds its own this way). */
+  channelModules?: ChannelModules;
+  /**
+   * Seam: wraps the opened store (tests inject failures this way; a deployment could add
+   * instrumentation). The gateway closes the store it gets back on stop.
+   */
+  wrapStore?: (store: Store) => Store;
+}
+
+/** A started gateway. */
+export interface RunningGateway {
+  url: string;
+  /** This process's instance id: the owner of its leases (written to the runtime file). */
+  owner: string;
+  gateway: Gateway;
+  store: Store;
+  channels: ChannelDirectory;
+  simulated: boolean;
+  simulatorUrl: string | undefined;
+  workspaceDir: string;
+  /** Who answers model calls: the chain, the auth profiles' health. */
+  models: ModelRouter;
+  /** The heartbeat clock, when `heartbeat.everyMs` is not 0 (`beat()` fires one now). */
+  heartbeat: HeartbeatScheduler | undefined;
+  /** Graceful stop: intake off, drain, abort, close. */
+  stop(): Promise<void>;
+}
