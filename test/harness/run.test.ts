@@ -107,6 +107,21 @@ describe("runAgent", () => {
     expect(h.providerErrors.map((e) => e.kind)).toEqual(["rate_limit"]);
   });
 
+  it("tells the person once, in one line, when it must wait more than 10 s for a cooling key", async () => {
+    const h = harness();
+    const clock = new ManualClock();
+    const notices: string[] = [];
+    sim.script({ error: { status: 429, retryAfterSeconds: 30 } }, { text: "after the wait" });
+    const running = h.run({ provider: anthropic(), clock, onNotice: (text) => void notices.push(text) });
+    await until(() => clock.pendingTimers === 1, "the router waiting for the profile to cool down");
+    expect(notices).toEqual([
+      "⏳ Every model key is busy or cooling down (rate limit); I'll answer in about 30 s.",
+    ]);
+    clock.advance(30_000);
+    expect((await running).final?.text).toBe("after the wait");
+    expect(notices).toHaveLength(1);
+  });
+
   it("lets another session's call through while a retry waits", async () => {
     const h = harness();
     const clock = new ManualClock();
