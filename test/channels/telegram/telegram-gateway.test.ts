@@ -34,7 +34,7 @@ afterEach(async () => {
 /** `clock`: the gateway's clock, which also stamps the fake's calls; default the system clock. */
 async function setup(
   telegram: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
+  extra: Record<string, unknown> | ((sim: ModelSimulator) => Record<string, unknown>) = {},
   clock?: ManualClock,
 ) {
   sim = new ModelSimulator();
@@ -48,7 +48,7 @@ async function setup(
       channels: {
         telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], groups: [GROUP.id], ...telegram },
       },
-      ...extra,
+      ...(typeof extra === "function" ? extra(sim) : extra),
     },
     clock ? { clock } : {},
   );
@@ -382,5 +382,32 @@ describe("Telegram channel", () => {
     for (let i = 1; i < edits.length - 1; i++) {
       expect((edits[i]?.timeMs ?? 0) - (edits[i - 1]?.timeMs ?? 0)).toBeGreaterThanOrEqual(900);
     }
+  });
+
+  it("a model stream that dies half-way and is retried on another key edits the same preview: no text twice", async () => {
+    const answer = "word ".repeat(40).trim();
+    const { sim, tg } = await setup({ streaming: "edit" }, (sim) => ({
+      providers: {
+        anthropic: {
+          baseUrl: sim.url,
+          profiles: [
+            { id: "a", apiKey: "sk-ant-key-a" },
+            { id: "b", apiKey: "sk-ant-key-b" },
+          ],
+        },
+      },
+    }));
+    sim.scriptFor("sk-ant-key-a", { dropAfterChunks: 6, text: "lost ".repeat(40).trim(), chunkDelayMs: 40 });
+    sim.scriptFor("sk-ant-key-b", { text: answer, chunkDelayMs: 5 });
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "stream" });
+    await tg.waitFor("editMessageText", (c) => String(c.params.text) === answer, 10_000);
+    // One message: the preview, edited from the lost text into the answer.
+    const sent = tg.sentMessages({ chatId: ANN.id });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.text).toMatch(/^lost/);
+    const edits = tg.calls.filter((c) => c.method === "editMessageText").map((c) => String(c.params.text));
+    expect(edits.at(-1)).toBe(answer);
+    // No edit ever shows the lost text and the answer together.
+    expect(edits.filter((t) => t.includes("lost") && t.includes("word"))).toEqual([]);
   });
 });
