@@ -54,8 +54,14 @@ async function copyTree(
 async function prepareDir(target: string, root: string): Promise<string | null> {
   const stat = await lstat(target).catch(() => null);
   if (stat === null) {
-    await mkdir(target);
-    return target;
+    try {
+      await mkdir(target);
+      return target;
+    } catch (err) {
+      // Another gateway on the same home seeds it at the same moment: look again at what it made.
+      if (!isErrno(err, "EEXIST")) throw err;
+      return prepareDir(target, root);
+    }
   }
   if (stat.isDirectory()) return target;
   if (!stat.isSymbolicLink()) return null; // a file where the template has a folder: leave it

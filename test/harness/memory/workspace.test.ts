@@ -61,6 +61,18 @@ describe("seedWorkspace", () => {
     }
   });
 
+  it("two gateways seeding one workspace at once both succeed, and every file is created once", async () => {
+    const ws = path.join(tmp, "ws");
+    for (let round = 0; round < 20; round++) {
+      await rm(ws, { recursive: true, force: true });
+      const [a, b] = await Promise.all([
+        seedWorkspace(defaultTemplateDir(), ws),
+        seedWorkspace(defaultTemplateDir(), ws),
+      ]);
+      expect([...a.created, ...b.created].sort()).toEqual(TEMPLATE_FILES);
+    }
+  });
+
   it("never overwrites an edited file and creates nothing on a second run", async () => {
     const ws = path.join(tmp, "ws");
     await seedWorkspace(defaultTemplateDir(), ws);
