@@ -21,6 +21,7 @@ export const benchmarks: readonly BenchmarkEntry[] = [
     load: async () => (await import("./telegram-throughput.js")).telegramThroughput,
   },
   { id: "failover", load: async () => (await import("./failover.js")).failover },
+  { id: "context", load: async () => (await import("./context.js")).contextBench },
   { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },
   { id: "daemon-footprint", load: async () => (await import("./daemon-footprint.js")).daemonFootprint },
   { id: "npm-start", load: async () => (await import("./npm-start.js")).npmStart },

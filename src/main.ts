@@ -2,7 +2,8 @@ import { channelModules as defaultChannelModules } from "./channels/registry.js"
 import type { RunningGateway, StartGatewayOptions } from "./app/gateway-types.js";
 import { AnswerWaiters } from "./gateway/answer-waiters.js";
 import { createChannels } from "./app/channels.js";
-import { buildAgentSession, buildLanes } from "./app/harness.js";
+import { buildAgent } from "./app/agent.js";
+import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
 import { startHeartbeat } from "./app/heartbeat.js";
 import { buildModelRouter } from "./app/models.js";
@@ -72,7 +73,16 @@ async function assemble(
 
   const { pool, lanes } = buildLanes(config, clock, metrics, logger);
 
-  const session = buildAgentSession(config, { store, router: models, workspaceDir, clock });
+  const agent = buildAgent(config, {
+    store,
+    router: models,
+    workspaceDir,
+    home: options.home,
+    clock,
+    logger,
+  });
+  onOpened("memory index", () => agent.close());
+  const { session } = agent;
 
   const events = new GatewayEvents((err, event) =>
     logger.error({ err, event: event.type }, "a gateway event listener failed"),
@@ -259,6 +269,7 @@ async function assemble(
         await server.close();
         await simulator?.close();
         await models.close();
+        agent.close();
         await store.close();
         logger.info({ drained }, "gateway stopped");
       })();

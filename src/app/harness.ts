@@ -1,15 +1,10 @@
 /**
- * The two-level lanes (model-call slots, session lanes with their watchdog, their metrics) and
- * the harness every turn runs in (tools, limits, prompt budgets).
+ * The two-level lanes: model-call slots, session lanes with their watchdog, their metrics.
  */
 import type { Config } from "../config/schema.js";
 import { GlobalLane } from "../gateway/lanes/global-lane.js";
 import { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
-import { AgentSession, type TranscriptAccess } from "../harness/agent-session.js";
-import type { ModelAccess } from "../harness/models/model-router.js";
-import { fileTools } from "../harness/tools/file-tools.js";
-import { ToolRegistry } from "../harness/tools/registry.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
@@ -33,29 +28,6 @@ export function buildLanes(config: Config, clock: Clock, metrics: GatewayMetrics
   });
   registerGauges(metrics, lanes, pool);
   return { pool, lanes };
-}
-
-/** The agent session every turn runs in: the workspace's file tools, the configured limits. */
-export function buildAgentSession(
-  config: Config,
-  deps: { store: { transcript: TranscriptAccess }; router: ModelAccess; workspaceDir: string; clock: Clock },
-): AgentSession {
-  const tools = new ToolRegistry({ timeoutMs: config.agent.toolTimeoutMs });
-  for (const tool of fileTools()) tools.register(tool);
-  const { agent } = config;
-  return new AgentSession({
-    transcript: deps.store.transcript,
-    router: deps.router,
-    tools,
-    workspaceDir: deps.workspaceDir,
-    limits: {
-      maxTokens: agent.maxTokens,
-      maxToolCallsPerRun: agent.maxToolCallsPerRun,
-      historyLimit: agent.historyLimit,
-    },
-    prompt: { maxCharsPerFile: agent.bootstrapMaxChars, maxTotalChars: agent.bootstrapTotalMaxChars },
-    clock: deps.clock,
-  });
 }
 
 /** Gauges read at scrape time. */

@@ -1,6 +1,6 @@
 /**
  * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, auth, usage,
- * logs, help.
+ * logs, memory, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
 import { ConfigError } from "../util/config-error.js";
@@ -24,6 +24,7 @@ commands:
             or clear a profile's cooldown
   usage     tokens and cost of model calls [--by day|session|model|origin|profile] [--since 7d]
   logs      print the gateway log, <home>/logs/switchyard.log (older: .1, .2, …) [--last N] [-f]
+  memory    search <query> [--limit N]: search the agent's MEMORY.md and memory/ notes
   help      show this text
   version   print the version (also --version)
 
@@ -34,9 +35,10 @@ common options:
   --url URL       gateway URL for chat/status/doctor (default: the gateway running with
                   this home folder, as <home>/gateway.json says, else gateway.port)
   --sender NAME   your name in chat (default $USER)
-  --json          status, sessions, auth status, usage as JSON
+  --json          status, sessions, auth status, usage, memory search as JSON
   --last N        sessions show: the last N events (default 50); logs: the last N lines (default 100)
   -f, --follow    logs: keep printing new lines, across rotations, until Ctrl-C
+  --limit N       memory search: the best N matches (default 10)
   --by KEY        usage: group by day (default), session, model, origin or profile
   --since WHEN    usage: calls from this long ago (7d, 12h, 30m; default 7d) or this date
                   (2024-01-15 is 00:00 UTC; 2024-01-15T09:00 is local time)
@@ -55,6 +57,8 @@ export interface CliOptions {
   last?: number;
   /** `-f`/`--follow` (logs); default false. */
   follow?: boolean;
+  /** `--limit N` (memory search): how many matches; the command applies its default. */
+  limit?: number;
   /** `--by` (usage), as given; the command checks it and applies its default. */
   by?: string;
   /** `--since` (usage), as given; the command checks it and applies its default. */
@@ -97,6 +101,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
         return await (await import("./usage.js")).runUsage(options);
       case "logs":
         return await (await import("./logs.js")).runLogs(options);
+      case "memory":
+        return await (await import("./memory.js")).runMemory(options, parsed.args);
       case "version":
         process.stdout.write(`switchyard ${packageVersion()}\n`);
         return 0;
@@ -127,6 +133,8 @@ const MAX_ARGS: ReadonlyMap<string, number> = new Map([
   ["pairing", 3],
   ["sessions", 2],
   ["auth", 3],
+  // memory search takes the words of its query unquoted.
+  ["memory", 64],
 ]);
 
 function parse(argv: string[]): { command: string | undefined; args: string[]; options: CliOptions } {
@@ -143,6 +151,7 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       json: { type: "boolean", default: false },
       "log-level": { type: "string" },
       last: { type: "string" },
+      limit: { type: "string" },
       follow: { type: "boolean", short: "f", default: false },
       by: { type: "string" },
       since: { type: "string" },
@@ -164,6 +173,13 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       throw new Error(`--last: found "${values.last}", expected a whole number of at least 1`);
     }
   }
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new Error(`--limit: found "${values.limit}", expected a whole number of at least 1`);
+    }
+  }
   const maxArgs = MAX_ARGS.get(positionals[0] ?? "") ?? 0;
   if (positionals.length > maxArgs + 1) throw new Error(`unexpected argument "${positionals[maxArgs + 1]}"`);
   return {
@@ -177,6 +193,7 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       ...(values.sender !== undefined ? { sender: values.sender } : {}),
       ...(values["log-level"] !== undefined ? { logLevel: values["log-level"] } : {}),
       ...(last !== undefined ? { last } : {}),
+      ...(limit !== undefined ? { limit } : {}),
       ...(values.by !== undefined ? { by: values.by } : {}),
       ...(values.since !== undefined ? { since: values.since } : {}),
       json: values.json ?? false,

@@ -156,6 +156,11 @@ export function formatTranscriptEvent(event: TranscriptEvent): string {
       return `${at} notice: ${indented(p.text)}\n`;
     case "trigger":
       return `${at} ${p.origin} trigger: ${oneLine(p.text, RESULT_MAX_CHARS)}\n`;
+    case "compaction": {
+      const cleared = Object.keys(p.cleared).length;
+      const head = `${at} ── compaction (about ${p.tokensBefore} tokens before; events before #${p.keepFromId} summarized${cleared > 0 ? `, ${cleared} tool results cleared` : ""}) ──`;
+      return `${head}\n${p.summary ? `  summary: ${indented(p.summary)}\n` : ""}`;
+    }
   }
 }
 

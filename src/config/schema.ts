@@ -6,6 +6,7 @@ import { z } from "zod";
 import { channelModules } from "../channels/registry.js";
 import type { ChannelModule } from "../channels/types.js";
 import { MODEL_REF_EXPECTED, MODEL_REF_PATTERN } from "../harness/providers/model-ref.js";
+import { modelLimitsSettings } from "../harness/context/model-limits.js";
 import { section } from "../util/zod-sections.js";
 import {
   limitsSettings,
@@ -97,10 +98,29 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       maxToolCallsPerRun: z.number().int().positive().default(50),
       /** A run with no token and no tool event for this long is aborted. */
       progressTimeoutMs: positiveMs.default(120_000),
-      /** Transcript events loaded into each run. */
-      historyLimit: z.number().int().positive().default(200),
-      bootstrapMaxChars: z.number().int().positive().default(20_000),
-      bootstrapTotalMaxChars: z.number().int().positive().default(60_000),
+      /**
+       * Transcript events loaded into each run at most (since the last compaction); compaction
+       * keeps what they cost in tokens under the model's window.
+       */
+      historyLimit: z.number().int().positive().default(2_000),
+      /** Tokens of one workspace context file in the prompt (AGENTS.md, …); longer ones are cut. */
+      contextFileMaxTokens: z.number().int().positive().default(5_000),
+      /** Tokens of all workspace context files together. */
+      contextMaxTokens: z.number().int().positive().default(15_000),
+      /** IANA timezone of the prompt's date and time and of daily notes; default the machine's. */
+      timezone: z
+        .string()
+        .refine(validTimeZone, { message: "expected an IANA timezone such as Europe/Berlin or UTC" })
+        .optional(),
+      /** When and how a long conversation is compacted. */
+      compaction: section({
+        /** Share of the model's context window past which a turn compacts first. */
+        threshold: z.number().min(0.2).max(0.95).default(0.8),
+        /** Tokens of the newest turns always kept verbatim (at most a quarter of the window). */
+        keepRecentTokens: z.number().int().min(1_000).default(20_000),
+        /** A cheaper model for summaries, as provider/model; default the session's. */
+        model: modelRef.optional(),
+      }),
       toolTimeoutMs: positiveMs.default(60_000),
     })
       // Starting a tool counts as progress and the tool's own timeout bounds it: the watchdog
@@ -118,6 +138,11 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
     providers: providersSettings,
     limits: limitsSettings,
     prices: pricesSettings,
+    /**
+     * Context window and output limit per model, by `provider/model` glob, over the built-in
+     * table (current Anthropic and OpenAI models; an unknown model gets a conservative 32k).
+     */
+    models: modelLimitsSettings,
     lanes: section({
       /** Concurrent model calls across all sessions. */
       maxConcurrent: z.number().int().min(1).max(256).default(4),
@@ -195,3 +220,12 @@ export const configSchema = buildConfigSchema(channelModules);
 
 /** The validated configuration with every default applied. */
 export type Config = z.infer<typeof configSchema>;
+
+function validTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -27,13 +27,14 @@ export interface CommandUsage {
   };
 }
 
-export type ChatCommand = "new" | "stop" | "status" | "model" | "help";
+export type ChatCommand = "new" | "stop" | "status" | "model" | "compact" | "help";
 
 const COMMANDS: Record<ChatCommand, string> = {
   new: "start a fresh session (the old transcript is kept, but no longer sent to the model)",
   stop: "stop the turn that is running now",
   status: "show this session, the queue, the model in use and today's spend",
   model: "show the model chain; /model <provider/model> uses that model only here, /model default goes back",
+  compact: "compact this conversation now (older turns become a summary; nothing is deleted)",
   help: "list these commands",
 };
 
@@ -67,6 +68,8 @@ export interface CommandContext {
   simulated: boolean;
   models?: CommandModels;
   usage?: CommandUsage;
+  /** `/compact`: the session's next turn compacts first. */
+  compact?(sessionKey: string): void;
 }
 
 /** Runs a chat command for a session and returns the answer to send. */
@@ -101,6 +104,10 @@ export async function runCommand(
     }
     case "model":
       return modelCommand(sessionKey, argumentOf(text), ctx);
+    case "compact":
+      if (!ctx.compact) return "Compaction is not available here.";
+      ctx.compact(sessionKey);
+      return "This conversation will be compacted at the start of its next turn: older turns become a summary (the full transcript is kept).";
     case "help":
       return helpText();
   }

@@ -222,6 +222,7 @@ export class TurnRunner {
         trigger: turn.trigger,
         origin: turn.runTrigger === "user" ? "human" : turn.runTrigger,
         modelOverride: model,
+        chat: turn.chat,
         lease,
         inputs: turn.inputs,
         lane,

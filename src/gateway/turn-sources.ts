@@ -4,7 +4,7 @@
  * heartbeat differ only here; the turn runner runs both the same way.
  */
 import type { ChatTarget } from "../channels/types.js";
-import type { TurnTrigger } from "../harness/agent-session.js";
+import type { ChatContext, TurnTrigger } from "../harness/agent-session.js";
 import { heartbeatDelivery, heartbeatTriggerText } from "../harness/heartbeat.js";
 import type { InboxRecord } from "../store/repos/inbox-repo.js";
 import type { SessionFence } from "../store/repos/lease-repo.js";
@@ -35,6 +35,12 @@ export interface PreparedTurn {
    * False for background work, whose failures are only logged and recorded.
    */
   interactive: boolean;
+  /**
+   * The chat as the prompt describes it. Private (MEMORY.md and daily notes are loaded): a
+   * direct chat on a platform or the console, and the agent's own background work; never a
+   * group, and never the HTTP API (any client with the token may use it).
+   */
+  chat: ChatContext;
   /** The text of the final answer that is delivered; null: deliver nothing. */
   deliver(answer: string): string | null;
 }
@@ -86,6 +92,12 @@ export function messageTurn(mode: { collectAll: boolean; steer: boolean }): Turn
         ...(m.isDirect ? { lastTarget: target } : {}),
         steer: mode.steer,
         interactive: true,
+        chat: {
+          privateChat: m.isDirect && m.channel !== "http",
+          channel: m.channel,
+          chatKind: m.isDirect ? "direct" : "group",
+          speaker: m.senderName,
+        },
         deliver: (answer) => (answer.trim() === "" ? null : answer),
       };
     },
@@ -114,6 +126,7 @@ export function heartbeatTurn(options: {
         ...(options.target ? { recipientId: options.target.chatId } : {}),
         steer: false,
         interactive: false,
+        chat: { privateChat: true, channel: "heartbeat", chatKind: "background" },
         deliver: (answer) => heartbeatDelivery(answer, options.ackMaxChars),
       };
     },

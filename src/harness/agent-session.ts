@@ -10,10 +10,11 @@ import type { TranscriptPayload, TranscriptRepo } from "../store/repos/transcrip
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { type TurnHooks, composeHooks } from "./hooks.js";
-import { assembleSystemPrompt } from "./prompt.js";
 import type { UsageOrigin } from "../store/repos/usage-repo.js";
 import type { ModelAccess } from "./models/model-router.js";
 import type { ProviderError } from "./providers/provider-error.js";
+import type { ChatMessage } from "./providers/types.js";
+import type { PromptTurn, SystemPrompt } from "./system-prompt.js";
 import { type AgentRunResult, type RunLaneContext, runAgent } from "./run.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import { findOrphanedToolCalls, toChatMessages } from "./transcript.js";
@@ -64,6 +65,8 @@ export interface TurnSpec {
   /** Overrides of the session's limits. */
   limits?: Partial<TurnLimits>;
   lane: RunLaneContext;
+  /** The chat the turn answers in (what the prompt says of it, and whether MEMORY.md is loaded). */
+  chat?: ChatContext;
   /** Who the work is for (the caps treat background work differently); default human. */
   origin?: UsageOrigin;
   /** The session's `/model` choice (strict: no fallback); null for the configured chain. */
@@ -88,8 +91,8 @@ export interface AgentSessionOptions {
   tools: ToolRegistry;
   workspaceDir: string;
   limits: TurnLimits;
-  /** Bootstrap-file budgets of the system prompt, in characters. */
-  prompt: { maxCharsPerFile: number; maxTotalChars: number };
+  /** The tiered system prompt (its stable part is cached between turns). */
+  prompt: SystemPrompt;
   /** Hook sets, called in this order; default none. */
   hooks?: readonly TurnHooks[];
   clock: Clock;
@@ -137,14 +140,21 @@ export class AgentSession {
       );
       await append(repairs);
     }
-    const prompt = await assembleSystemPrompt({
-      workspaceDir: o.workspaceDir,
-      maxCharsPerFile: o.prompt.maxCharsPerFile,
-      maxTotalChars: o.prompt.maxTotalChars,
-    });
-    const turn = { sessionKey, sessionId, runId, trigger: spec.trigger };
+    const tools = spec.tools ?? o.tools;
+    const chat = spec.chat ?? { privateChat: false, channel: "unknown", chatKind: "direct" as const };
+    const model = o.router.currentRef?.(sessionKey, spec.modelOverride) ?? "unknown";
+    const prompt = await o.prompt.build({ ...chat, model }, tools.specs(), new Date(o.clock.now()));
+    const turn = {
+      sessionKey,
+      sessionId,
+      runId,
+      trigger: spec.trigger,
+      acquireModelSlot: () => spec.lane.acquireModelSlot(),
+      append,
+    };
     // Orphaned calls read as interrupted in the conversation whether or not the repair is loaded.
-    let context = { system: prompt.text, messages: toChatMessages(tail) };
+    // The volatile tier rides on the newest user message: the system prompt stays cache-stable.
+    let context = { system: prompt.stable, messages: withVolatile(toChatMessages(tail), prompt.volatile) };
     if (this.#hooks.transformContext) {
       context = await this.#hooks.transformContext(context, { ...turn, signal: spec.lane.signal });
     }
@@ -154,7 +164,7 @@ export class AgentSession {
       router: o.router,
       system: context.system,
       messages: context.messages,
-      tools: spec.tools ?? o.tools,
+      tools,
       workspaceDir: o.workspaceDir,
       maxTokens: limits.maxTokens,
       maxToolCallsPerRun: limits.maxToolCallsPerRun,
@@ -172,4 +182,18 @@ export class AgentSession {
       ...(spec.onProviderError ? { onProviderError: spec.onProviderError } : {}),
     });
   }
+}
+
+/** The chat a turn answers in, as the prompt describes it. */
+export type ChatContext = Omit<PromptTurn, "model" | "extra">;
+
+/** Puts the turn's volatile context before the newest user message (a copy; the rest unchanged). */
+export function withVolatile(messages: ChatMessage[], volatile: string): ChatMessage[] {
+  if (volatile === "") return messages;
+  const i = messages.map((m) => m.role).lastIndexOf("user");
+  if (i < 0) return messages;
+  const copy = [...messages];
+  const m = copy[i] as Extract<ChatMessage, { role: "user" }>;
+  copy[i] = { role: "user", content: `<context>\n${volatile}\n</context>\n\n${m.content}` };
+  return copy;
 }

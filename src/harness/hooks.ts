@@ -3,6 +3,7 @@
  * detection, stop decisions) plug into every turn without branches in the runner. Each is
  * optional; several sets compose in order (`composeHooks`).
  */
+import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { ChatMessage, ToolCall } from "./providers/types.js";
 import type { ProviderError } from "./providers/provider-error.js";
 
@@ -19,6 +20,10 @@ export interface HookTurn {
   runId: string;
   trigger: string;
   signal: AbortSignal;
+  /** Takes a model-call slot (a hook that calls a model, e.g. compaction, holds one meanwhile). */
+  acquireModelSlot?(): Promise<{ release(): void }>;
+  /** Appends events to the session's transcript under the turn's lease. */
+  append?(payloads: TranscriptPayload[]): Promise<void>;
 }
 
 /** A tool call's outcome as the loop records it. */
@@ -30,6 +35,11 @@ export interface ToolOutcome {
 export interface TurnHooks {
   /** Rewrites the context before the first model call (memory recall, compaction). */
   transformContext?(context: TurnContext, turn: HookTurn): Promise<TurnContext>;
+  /**
+   * Before each later model call of the turn (after tool results grew the context): return a
+   * smaller context (compaction), or undefined to go on with this one.
+   */
+  beforeModelCall?(context: TurnContext, turn: HookTurn): Promise<TurnContext | undefined>;
   /**
    * The provider said the context is too long: return a smaller context to retry the call with
    * (once per call), or undefined to let the turn fail.
@@ -59,6 +69,14 @@ export function composeHooks(sets: readonly TurnHooks[]): TurnHooks {
     async transformContext(context, turn) {
       let out = context;
       for (const h of sets) if (h.transformContext) out = await h.transformContext(out, turn);
+      return out;
+    },
+    async beforeModelCall(context, turn) {
+      let out: TurnContext | undefined;
+      for (const h of sets) {
+        const next = await h.beforeModelCall?.(out ?? context, turn);
+        if (next) out = next;
+      }
       return out;
     },
     async onContextOverflow(context, error, turn) {

@@ -120,6 +120,10 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
 
   for (;;) {
     if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
+    if (modelCalls > 0 && hooks.beforeModelCall) {
+      const smaller = await hooks.beforeModelCall({ system, messages }, turn);
+      if (smaller) ({ system, messages } = smaller);
+    }
     let lease: { release(): void } | null;
     try {
       lease = await lane.acquireModelSlot();
@@ -290,6 +294,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
               workspaceDir: options.workspaceDir,
               sessionKey: options.sessionKey,
               runId: options.runId,
+              toolCallId: call.id,
               signal: lane.signal,
             });
         if (hooks.afterToolCall) out = await hooks.afterToolCall(call, out, turn);

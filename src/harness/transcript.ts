@@ -42,11 +42,25 @@ export function findOrphanedToolCalls(events: readonly TranscriptEvent[]): Trans
  * trimmed to start at a user message (or a scheduled trigger), so no result appears without
  * its call. A trigger (a heartbeat's instruction) is read as a user message.
  */
-export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[] {
+export function toChatMessages(all: readonly TranscriptEvent[]): ChatMessage[] {
+  // After a compaction: its summary, then the events it kept, with cleared results as notes.
+  let compaction: Extract<TranscriptPayload, { type: "compaction" }> | undefined;
+  for (const e of all) if (e.payload.type === "compaction") compaction = e.payload;
+  const events = compaction
+    ? all.filter((e) => e.payload.type !== "compaction" && e.id >= (compaction?.keepFromId ?? 0))
+    : all;
   const payloads = events.map((e) => e.payload);
   const start = payloads.findIndex((p) => p.type === "user" || p.type === "trigger");
-  if (start < 0) return [];
   const out: ChatMessage[] = [];
+  if (compaction?.summary) {
+    out.push({
+      role: "user",
+      content: `[Summary of the earlier conversation, compacted to save context; the full transcript is kept]\n${compaction.summary}`,
+    });
+    out.push({ role: "assistant", content: "Understood; I continue from that summary.", toolCalls: [] });
+  }
+  if (start < 0) return out;
+  const cleared = compaction?.cleared ?? {};
   const results = new Map<string, Extract<TranscriptPayload, { type: "tool_result" }>>();
   for (const p of payloads) if (p.type === "tool_result") results.set(p.toolCallId, p);
   for (const p of payloads.slice(start)) {
@@ -65,7 +79,7 @@ export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[
             role: "tool",
             toolCallId: call.id,
             name: call.name,
-            content: r?.content ?? INTERRUPTED_TOOL_RESULT,
+            content: cleared[call.id] ?? r?.content ?? INTERRUPTED_TOOL_RESULT,
             isError: r?.isError ?? true,
           });
         }
@@ -73,6 +87,7 @@ export function toChatMessages(events: readonly TranscriptEvent[]): ChatMessage[
       }
       case "tool_result":
       case "notice":
+      case "compaction":
         // Results were placed with their call; notices are for people, not the model.
         break;
     }

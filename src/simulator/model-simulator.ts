@@ -360,7 +360,12 @@ function sendError(
 }
 
 /** The last user-authored text of an OpenAI or Anthropic request body ("" when none). */
+/** The person's words of the last user message: the gateway's `<context>` block left out. */
 function lastUserText(body: unknown): string {
+  return lastUserContent(body).replace(/^<context>[\s\S]*?<\/context>\n\n/, "");
+}
+
+function lastUserContent(body: unknown): string {
   const messages = isRecord(body) && Array.isArray(body.messages) ? body.messages : [];
   for (let i = messages.length - 1; i >= 0; i--) {
     const message: unknown = messages[i];

@@ -61,7 +61,9 @@ for (const protocol of ["openai", "anthropic"] as const) {
         const mine = bodies.filter((b) => b.includes(`${sender} message`));
         expect(mine).toHaveLength(5);
         for (const [i, body] of mine.entries()) {
-          const said = [...body.matchAll(/(\w+) message (\d)/g)].map((m) => `${m[1]} ${m[2]}`);
+          const said = [...body.matchAll(new RegExp(`(${senders.join("|")}) message (\\d)`, "g"))].map(
+            (m) => `${m[1]} ${m[2]}`,
+          );
           // Every message so far appears (user text, then echoed in the reply), in order.
           const firstSeen = [...new Set(said)];
           expect(firstSeen).toEqual(Array.from({ length: i + 1 }, (_, k) => `${sender} ${k + 1}`));

@@ -212,7 +212,7 @@ describe("model access", () => {
     expect((await gw.chat("bob", "still there?")).body.replies?.map((r) => r.text)).toEqual(["people go on"]);
     const status = await gw.chat("ann", "/status");
     expect(status.body.replies?.[0]?.text).toMatch(
-      /Today \(UTC\): \$0\.00, \d[\d,]* tokens; caps: background pauses at \$0\.00/,
+      /Today \(UTC\): \$0\.0\d, \d[\d,]* tokens; caps: background pauses at \$0\.00/,
     );
   });
 });

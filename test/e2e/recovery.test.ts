@@ -95,7 +95,8 @@ describe("start-up recovery", () => {
       }),
     );
     // The user's message is in the history once, not once per attempt.
-    const userTexts = blocks.filter((b) => b.type === "text" && b.text === "read my notes");
+    // (The newest one carries the turn's <context> block before the person's words.)
+    const userTexts = blocks.filter((b) => b.type === "text" && b.text?.endsWith("read my notes"));
     expect(userTexts).toHaveLength(1);
     await until(
       async () => (await gw?.running.store.inbox.get(record.id))?.state === "answered",

@@ -3,6 +3,7 @@
  * real harness against a scripted provider, commit, announce. Every case checks the store and
  * the events; backoffs pass on the ManualClock, never on the wall clock.
  */
+import { SystemPrompt } from "../../src/harness/system-prompt.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ChatTarget, InboundMessage } from "../../src/channels/types.js";
 import { ChannelDirectory } from "../../src/gateway/channel-directory.js";
@@ -91,7 +92,7 @@ function setup(script: Array<ProviderEvent[]>) {
     tools: new ToolRegistry(),
     workspaceDir: "/nonexistent-workspace",
     limits: { maxTokens: 100, maxToolCallsPerRun: 10, historyLimit: 50 },
-    prompt: { maxCharsPerFile: 1000, maxTotalChars: 2000 },
+    prompt: new SystemPrompt({ workspaceDir: "/nonexistent-workspace" }),
     clock,
   });
   const leases = new SessionLeases({

@@ -3,6 +3,7 @@
  * tool policy before and after, stop decision, context overflow), and the model router's
  * `attempt` events say who answered, so the run record never guesses.
  */
+import { SystemPrompt } from "../../src/harness/system-prompt.js";
 import { describe, expect, it } from "vitest";
 import { AgentSession, type TurnSpec } from "../../src/harness/agent-session.js";
 import type { TurnHooks } from "../../src/harness/hooks.js";
@@ -50,7 +51,7 @@ async function setup(provider: ScriptedProvider, hooks: TurnHooks[] = [], tools 
     tools,
     workspaceDir: "/nonexistent-workspace",
     limits: { maxTokens: 100, maxToolCallsPerRun: 10, historyLimit: 50 },
-    prompt: { maxCharsPerFile: 1000, maxTotalChars: 2000 },
+    prompt: new SystemPrompt({ workspaceDir: "/nonexistent-workspace" }),
     hooks,
     clock,
   });

@@ -39,6 +39,8 @@ export interface CallContext extends UsageContext {
 export interface ModelAccess {
   /** True when the built-in simulator answers (no real model). */
   readonly simulated: boolean;
+  /** The model a session is on now, as `provider/model` (for the prompt). */
+  currentRef?(sessionKey: string, modelOverride?: string | null): string;
   /**
    * The ProviderEvent contract, with `attempt` before each attempt and `attempt_failed` after
    * one that another follows. Never throws.

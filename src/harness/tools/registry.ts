@@ -2,8 +2,11 @@
  * The tool boundary. Every tool call the model makes goes through ToolRegistry.execute, which
  * validates the arguments with the tool's zod schema, runs it under a timeout and the run's
  * abort signal, turns every failure into a result the model can act on, redacts secrets and
- * caps the size. Nothing a tool does can throw past this point.
+ * caps the size (saving the full text of a cut result, when configured, for read_file).
+ * Nothing a tool does can throw past this point.
  */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { redactSecrets } from "../../util/redact.js";
 import type { ToolSpec } from "../providers/types.js";
 import { type JsonSchema, argumentProblems, describeParameters, toolJsonSchema } from "./tool-schema.js";
@@ -22,14 +25,50 @@ export interface ToolResult {
 }
 
 export interface ToolRegistryOptions {
-  /** Characters of one result; longer results keep their head and tail. Default 16_000. */
+  /**
+   * Characters of one result; longer results keep their head and tail. Default 16_000. The
+   * composition root sizes it to the model, e.g. `maxResultCharsFor(contextWindow)` (30% of the
+   * window at ~4 characters per token); `execute` can lower it per call.
+   */
   maxResultChars?: number;
   /** Time one call may take before its signal is aborted and an error returned. Default 60_000. */
   timeoutMs?: number;
+  /**
+   * Absolute folder (the composition root passes `<workspace>/.agent-output`) where the full,
+   * redacted text of a cut result is saved as `<runId>-<toolCallId or tool name>-<n>.txt`; the
+   * marker then names the file, as a path relative to the workspace, for read_file. Created on
+   * first use. A failed write leaves the plain marker. Default none: nothing is saved.
+   */
+  outputDir?: string;
+}
+
+/** Per-call limits for `execute`. */
+export interface ExecuteOptions {
+  /**
+   * Characters of this result, instead of the registry's `maxResultChars` (e.g. for a session
+   * on a model with a smaller window). Raised to the minimum of 200 when lower.
+   */
+  maxResultChars?: number;
 }
 
 /** Smallest accepted `maxResultChars`: room for the omission marker and some text. */
 const MIN_RESULT_CHARS = 200;
+/** Share of the kept characters given to the head; the tail gets the rest. */
+const HEAD_SHARE = 0.7;
+/** Head share when the text ends like a failure: the error at the end matters most. */
+const HEAD_SHARE_ERROR_TAIL = 0.3;
+/** Characters a cut may move to land on a line break (at most a quarter of the part). */
+const LINE_SNAP_CHARS = 200;
+/** Files a name collision may skip before the save gives up. */
+const SAVE_ATTEMPTS = 5;
+
+/**
+ * `maxResultChars` for a model with a window of `contextWindowTokens`: `share` of the window
+ * (default 0.3) at ~4 characters per token, at least 200.
+ */
+export function maxResultCharsFor(contextWindowTokens: number, share = 0.3): number {
+  return Math.max(MIN_RESULT_CHARS, Math.floor(contextWindowTokens * share * 4));
+}
 
 /** A registered tool with what was derived from its schema once, at registration. */
 interface Entry {
@@ -46,11 +85,23 @@ export class ToolRegistry {
   readonly #tools = new Map<string, Entry>();
   readonly #maxResultChars: number;
   readonly #timeoutMs: number;
+  readonly #outputDir: string | undefined;
+  /** Numbers the saved outputs of this registry, so names never repeat within a process. */
+  #saved = 0;
 
-  /** Throws a RangeError naming the field when an option is not a positive integer. */
+  /**
+   * Throws a RangeError naming the field when a number option is not a positive integer or
+   * `outputDir` is not an absolute path.
+   */
   constructor(options: ToolRegistryOptions = {}) {
     this.#maxResultChars = checkInt("maxResultChars", options.maxResultChars ?? 16_000, MIN_RESULT_CHARS);
     this.#timeoutMs = checkInt("timeoutMs", options.timeoutMs ?? 60_000, 1);
+    if (options.outputDir !== undefined && !path.isAbsolute(options.outputDir)) {
+      throw new RangeError(
+        `ToolRegistryOptions.outputDir must be an absolute path, got ${JSON.stringify(options.outputDir)}`,
+      );
+    }
+    this.#outputDir = options.outputDir;
   }
 
   /**
@@ -86,11 +137,52 @@ export class ToolRegistry {
   /**
    * Runs one call. Never throws: unknown tools, invalid arguments, ToolErrors, other throws,
    * timeouts and aborts all come back as `isError` results with a `code`. Every result is
-   * redacted, then capped at `maxResultChars`.
+   * redacted, then capped at `maxResultChars` (or `options.maxResultChars`): the head and the
+   * tail are kept around a marker saying how much was left out — the tail gets the larger share
+   * when the text ends like a failure (error, exception, traceback, failed in its last lines) —
+   * and, with `outputDir`, the marker names the file holding the whole text.
    */
-  async execute(name: string, argumentsJson: string, ctx: ToolContext): Promise<ToolResult> {
+  async execute(
+    name: string,
+    argumentsJson: string,
+    ctx: ToolContext,
+    options: ExecuteOptions = {},
+  ): Promise<ToolResult> {
     const result = await this.#execute(name, argumentsJson, ctx);
-    return { ...result, content: capMiddle(redactSecrets(result.content), this.#maxResultChars) };
+    const content = redactSecrets(result.content);
+    const max = callLimit(options.maxResultChars, this.#maxResultChars);
+    if (content.length <= max) return { ...result, content };
+    const savedAs = await this.#save(content, ctx.toolCallId ?? name, ctx);
+    return { ...result, content: capMiddle(content, max, savedAs) };
+  }
+
+  /**
+   * Writes a cut result's full text to `outputDir`; returns how the marker names the file
+   * (relative to the workspace when inside it), or undefined when there is no `outputDir` or
+   * the write failed. Never throws.
+   */
+  async #save(text: string, callName: string, ctx: ToolContext): Promise<string | undefined> {
+    const dir = this.#outputDir;
+    if (dir === undefined) return undefined;
+    try {
+      await mkdir(dir, { recursive: true });
+      const base = `${fileSafe(ctx.runId)}-${fileSafe(callName)}`;
+      for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
+        const file = path.join(dir, `${base}-${++this.#saved}.txt`);
+        try {
+          // "wx": never overwrite, e.g. a file left by an earlier process with the same run id.
+          await writeFile(file, text, { flag: "wx", signal: ctx.signal });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;
+          return undefined;
+        }
+        const relative = path.relative(ctx.workspaceDir, file);
+        return relative.startsWith("..") || path.isAbsolute(relative) ? file : relative;
+      }
+      return undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   async #execute(name: string, argumentsJson: string, ctx: ToolContext): Promise<ToolResult> {
@@ -195,18 +287,65 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Keeps the head (70%) and tail of `text` within `max` characters, marking what was left out. */
-function capMiddle(text: string, max: number): string {
+/**
+ * Keeps the head and tail of `text` within `max` characters around a marker saying what was left
+ * out (and where the whole text was saved, when `savedAs` is given and there is room to say so).
+ * The head gets 70%, or 30% when the text ends like a failure; each cut moves to a line break
+ * when one is near.
+ */
+function capMiddle(text: string, max: number, savedAs?: string): string {
   if (text.length <= max) return text;
   // Reserve room for the marker with the largest count it could show.
-  const reserve = `\n\n[… ${text.length} characters omitted …]\n\n`.length;
-  const budget = max - reserve;
-  let headEnd = Math.floor(budget * 0.7);
+  const plain = (omitted: number): string => `\n\n[… ${omitted} characters omitted …]\n\n`;
+  const withFile = (omitted: number): string =>
+    `\n\n[… ${omitted} characters omitted; full output (${text.length} chars) saved to ${savedAs}; ` +
+    "read it with read_file (offset/limit for a part) if needed …]\n\n";
+  // The file's name needs room; a result capped very small keeps the plain marker.
+  const marker = savedAs !== undefined && max - withFile(text.length).length >= 100 ? withFile : plain;
+  const budget = max - marker(text.length).length;
+  const headShare = endsLikeFailure(text) ? HEAD_SHARE_ERROR_TAIL : HEAD_SHARE;
+  let headEnd = Math.floor(budget * headShare);
   let tailStart = text.length - (budget - headEnd);
+  const snapHead = text.lastIndexOf("\n", headEnd - 1);
+  if (snapHead > 0 && headEnd - snapHead <= Math.min(LINE_SNAP_CHARS, headEnd / 4)) headEnd = snapHead + 1;
+  const snapTail = text.indexOf("\n", tailStart);
+  const tailLength = text.length - tailStart;
+  if (
+    text.charCodeAt(tailStart - 1) !== 10 &&
+    snapTail >= 0 &&
+    snapTail + 1 < text.length &&
+    snapTail - tailStart < Math.min(LINE_SNAP_CHARS, tailLength / 4)
+  ) {
+    tailStart = snapTail + 1;
+  }
   if (isSurrogate(text.charCodeAt(headEnd - 1), 0xd800)) headEnd--;
   if (isSurrogate(text.charCodeAt(tailStart), 0xdc00)) tailStart++;
   const omitted = tailStart - headEnd;
-  return `${text.slice(0, headEnd)}\n\n[… ${omitted} characters omitted …]\n\n${text.slice(tailStart)}`;
+  return `${text.slice(0, headEnd)}${marker(omitted)}${text.slice(tailStart)}`;
+}
+
+/** Words in the last lines of a failing command's output. */
+const FAILURE_WORDS = /\b(?:errors?|err|exception|traceback|fail(?:ed|ure|ures|s)?|fatal|panic(?:ked)?)\b/i;
+
+/** True when one of the last five non-empty lines (within the last 2,000 characters) reads like a failure. */
+function endsLikeFailure(text: string): boolean {
+  const lines = text
+    .slice(-2_000)
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .slice(-5);
+  return lines.some((line) => FAILURE_WORDS.test(line));
+}
+
+/** The per-call limit: `requested` when it is a number (at least the minimum), else the registry's. */
+function callLimit(requested: number | undefined, fallback: number): number {
+  if (requested === undefined || !Number.isFinite(requested)) return fallback;
+  return Math.max(MIN_RESULT_CHARS, Math.floor(requested));
+}
+
+/** A run id or call id as part of a file name: no separators, no leading dot, bounded length. */
+function fileSafe(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 80) || "call";
 }
 
 /** True when `code` is a surrogate half starting at `base` (0xd800 high, 0xdc00 low). */

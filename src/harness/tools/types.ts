@@ -11,6 +11,11 @@ export interface ToolContext {
   workspaceDir: string;
   sessionKey: string;
   runId: string;
+  /**
+   * The model's id for this call, when known; names the file a cut result is saved to
+   * (ToolRegistryOptions.outputDir). Default: the tool's name.
+   */
+  toolCallId?: string;
   signal: AbortSignal;
 }
 

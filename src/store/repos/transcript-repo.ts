@@ -36,7 +36,18 @@ export type TranscriptPayload =
    * Text the model reads as a user turn that no person wrote: the instruction of scheduled work
    * (a heartbeat, cron job, wake), or a hook's nudge to continue (`continuation`).
    */
-  | { type: "trigger"; origin: TriggerOrigin; text: string };
+  | { type: "trigger"; origin: TriggerOrigin; text: string }
+  /**
+   * Compaction: from here on the model reads `summary` in place of the events before
+   * `keepFromId` (kept on disk), and the results of the tool calls in `cleared` as their notes.
+   */
+  | {
+      type: "compaction";
+      summary: string;
+      keepFromId: number;
+      cleared: Record<string, string>;
+      tokensBefore: number;
+    };
 
 /** Who wrote a trigger event. */
 export type TriggerOrigin = "heartbeat" | "cron" | "wake" | "subagent" | "assignment" | "continuation";

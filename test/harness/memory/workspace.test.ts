@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MemoryIndex } from "../../../src/harness/memory/memory-index.js";
+import { loadSkills } from "../../../src/harness/memory/skills.js";
 import { defaultTemplateDir, seedWorkspace } from "../../../src/harness/memory/workspace.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -15,6 +17,7 @@ const TEMPLATE_FILES = [
   "TOOLS.md",
   "USER.md",
   "memory/README.md",
+  "skills/README.md",
 ];
 
 let tmp: string;
@@ -114,5 +117,21 @@ describe("seedWorkspace", () => {
     await symlink(path.join(tmp, "secret.txt"), path.join(template, "leak.md"));
     const { created } = await seedWorkspace(template, ws);
     expect(created).toEqual(["AGENTS.md"]);
+  });
+});
+
+describe("the seeded template and memory", () => {
+  it("holds no skill and nothing memory search would mistake for a note", async () => {
+    const ws = path.join(tmp, "ws");
+    await seedWorkspace(defaultTemplateDir(), ws);
+    expect(await loadSkills(ws)).toEqual({ skills: [], problems: [] });
+    const index = new MemoryIndex({ workspaceDir: ws, dbPath: ":memory:" });
+    try {
+      // memory/README.md's example note mentions a dentist; it is an example, not a memory.
+      expect(await index.search("dentist")).toEqual([]);
+      expect(new Set((await index.search("lessons")).map((h) => h.path))).toEqual(new Set(["MEMORY.md"]));
+    } finally {
+      index.close();
+    }
   });
 });

@@ -1,6 +1,10 @@
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { ToolRegistry } from "../../../src/harness/tools/registry.js";
+import { ToolRegistry, maxResultCharsFor } from "../../../src/harness/tools/registry.js";
+import { redactSecrets } from "../../../src/util/redact.js";
 import type { Tool, ToolContext } from "../../../src/harness/tools/types.js";
 import { ToolError } from "../../../src/harness/tools/tool-error.js";
 
@@ -305,5 +309,132 @@ describe("ToolRegistry", () => {
   it("rejects bad options at construction", () => {
     expect(() => new ToolRegistry({ maxResultChars: 10 })).toThrow(/maxResultChars/);
     expect(() => new ToolRegistry({ timeoutMs: 0 })).toThrow(/timeoutMs/);
+  });
+});
+
+describe("ToolRegistry result cap", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  function workspace(): string {
+    const dir = mkdtempSync(path.join(tmpdir(), "switchyard-registry-"));
+    dirs.push(dir);
+    return dir;
+  }
+  const MARKER = /\n\n\[… (\d+) characters omitted[^\]]*\]\n\n/;
+  function parts(content: string): { head: string; tail: string; marker: string } {
+    const m = MARKER.exec(content);
+    if (!m) throw new Error(`no marker in ${content.slice(0, 80)}`);
+    return { head: content.slice(0, m.index), tail: content.slice(m.index + m[0].length), marker: m[0] };
+  }
+  const lines = (n: number, label: string) =>
+    Array.from({ length: n }, (_, i) => `${label} line ${i}: compiled module ${i}`).join("\n");
+
+  it("keeps more of the tail when the output ends with an error", async () => {
+    const failing = `${lines(400, "build")}\nTraceback (most recent call last):\n  File "x.py", line 3\nValueError: boom\n`;
+    const passing = `${lines(400, "build")}\nDone in 3.2s\n`;
+    const r = new ToolRegistry({ maxResultChars: 2_000 });
+    r.register(tool("fail", async () => ({ content: failing, isError: true })));
+    r.register(tool("pass", async () => ({ content: passing })));
+
+    const failed = await r.execute("fail", '{"path":"x"}', ctx());
+    expect(failed.content.length).toBeLessThanOrEqual(2_000);
+    const f = parts(failed.content);
+    expect(f.tail.length).toBeGreaterThan(f.head.length * 2);
+    expect(f.tail).toContain("Traceback (most recent call last):");
+    expect(f.tail.endsWith("ValueError: boom\n")).toBe(true);
+
+    const passed = parts((await r.execute("pass", '{"path":"x"}', ctx())).content);
+    expect(passed.head.length).toBeGreaterThan(passed.tail.length * 2);
+  });
+
+  it("cuts at line breaks when one is near", async () => {
+    const r = new ToolRegistry({ maxResultChars: 3_000 });
+    r.register(tool("log", async () => ({ content: lines(500, "log") })));
+    const out = await r.execute("log", '{"path":"x"}', ctx());
+    const { head, tail, marker } = parts(out.content);
+    expect(head.endsWith("\n")).toBe(true);
+    expect(tail.startsWith("log line ")).toBe(true);
+    expect(Number(MARKER.exec(marker)?.[1])).toBe(lines(500, "log").length - head.length - tail.length);
+  });
+
+  it("saves the full, redacted text of a cut result to outputDir and names the file", async () => {
+    const dir = workspace();
+    const key = `sk-ant-api03-${"A1b2C3d4".repeat(10)}`;
+    const big = `key=${key}\n${lines(300, "out")}`;
+    const r = new ToolRegistry({ maxResultChars: 1_000, outputDir: path.join(dir, ".agent-output") });
+    r.register(tool("big", async () => ({ content: big })));
+    r.register(tool("small", async () => ({ content: "short" })));
+
+    const c = { ...ctx(), workspaceDir: dir, runId: "run-7", toolCallId: "toolu_01/AB" };
+    const out = await r.execute("big", '{"path":"x"}', c);
+    expect(out.content.length).toBeLessThanOrEqual(1_000);
+    const saved = `.agent-output${path.sep}run-7-toolu_01_AB-1.txt`;
+    expect(out.content).toContain(
+      `full output (${redactSecrets(big).length} chars) saved to ${saved}; read it with read_file`,
+    );
+    const file = readFileSync(path.join(dir, saved), "utf8");
+    expect(file).toBe(redactSecrets(big));
+    expect(file).not.toContain(key);
+
+    // Without a call id the tool's name is used; every save gets its own file.
+    const again = await r.execute("big", '{"path":"x"}', { ...c, toolCallId: undefined });
+    expect(again.content).toContain(`saved to .agent-output${path.sep}run-7-big-2.txt`);
+    expect(readdirSync(path.join(dir, ".agent-output")).sort()).toEqual([
+      "run-7-big-2.txt",
+      "run-7-toolu_01_AB-1.txt",
+    ]);
+    expect((await r.execute("small", '{"path":"x"}', c)).content).toBe("short");
+  });
+
+  it("never overwrites a file already there", async () => {
+    const dir = workspace();
+    const out = path.join(dir, ".agent-output");
+    const r = new ToolRegistry({ maxResultChars: 1_000, outputDir: out });
+    r.register(tool("big", async () => ({ content: "z".repeat(5_000) })));
+    mkdirSync(out);
+    writeFileSync(path.join(out, "r-big-1.txt"), "earlier");
+    const res = await r.execute("big", '{"path":"x"}', { ...ctx(), workspaceDir: dir });
+    expect(res.content).toContain(`saved to .agent-output${path.sep}r-big-2.txt`);
+    expect(readFileSync(path.join(out, "r-big-1.txt"), "utf8")).toBe("earlier");
+  });
+
+  it("falls back to the plain marker when the output cannot be written", async () => {
+    const dir = workspace();
+    writeFileSync(path.join(dir, "not-a-folder"), "");
+    const r = new ToolRegistry({ maxResultChars: 1_000, outputDir: path.join(dir, "not-a-folder", "out") });
+    r.register(tool("big", async () => ({ content: `HEAD${"x".repeat(5_000)}TAIL` })));
+    const out = await r.execute("big", '{"path":"x"}', { ...ctx(), workspaceDir: dir });
+    expect(out.content).toMatch(/\n\n\[… \d+ characters omitted …\]\n\n/);
+    expect(out.content).not.toContain("saved to");
+    expect(out.content.startsWith("HEAD") && out.content.endsWith("TAIL")).toBe(true);
+  });
+
+  it("names a file outside the workspace by its absolute path", async () => {
+    const dir = workspace();
+    const elsewhere = workspace();
+    const r = new ToolRegistry({ maxResultChars: 1_000, outputDir: elsewhere });
+    r.register(tool("big", async () => ({ content: "z".repeat(5_000) })));
+    const out = await r.execute("big", '{"path":"x"}', { ...ctx(), workspaceDir: dir });
+    expect(out.content).toContain(`saved to ${path.join(elsewhere, "r-big-1.txt")};`);
+  });
+
+  it("takes a smaller cap per call, and sizes caps from a context window", async () => {
+    const r = new ToolRegistry();
+    r.register(tool("big", async () => ({ content: "z".repeat(5_000) })));
+    expect((await r.execute("big", '{"path":"x"}', ctx())).content).toHaveLength(5_000);
+    const capped = await r.execute("big", '{"path":"x"}', ctx(), { maxResultChars: 1_000 });
+    expect(capped.content.length).toBeLessThanOrEqual(1_000);
+    const floor = await r.execute("big", '{"path":"x"}', ctx(), { maxResultChars: 10 });
+    expect(floor.content.length).toBeLessThanOrEqual(200);
+    expect(floor.content).toMatch(/characters omitted/);
+    expect(maxResultCharsFor(200_000)).toBe(240_000);
+    expect(maxResultCharsFor(32_000, 0.1)).toBe(12_800);
+    expect(maxResultCharsFor(100)).toBe(200);
+  });
+
+  it("rejects a relative outputDir", () => {
+    expect(() => new ToolRegistry({ outputDir: ".agent-output" })).toThrow(/outputDir/);
   });
 });

@@ -1,0 +1,104 @@
+/**
+ * The agent every turn runs as: its tools (workspace files, memory, skills), the tiered system
+ * prompt, compaction (hooks), and the limits from the configuration.
+ */
+import path from "node:path";
+import type { Config } from "../config/schema.js";
+import { AgentSession, type TranscriptAccess } from "../harness/agent-session.js";
+import { Compactor } from "../harness/compaction.js";
+import { limitsFor } from "../harness/context/model-limits.js";
+import { estimateTokens } from "../harness/context/tokens.js";
+import { dailyNotes } from "../harness/memory/daily-notes.js";
+import { MEMORY_INDEX_FILE, MemoryIndex } from "../harness/memory/memory-index.js";
+import { memoryTools } from "../harness/memory/memory-tools.js";
+import { loadSkills, skillIndexText, skillTool } from "../harness/memory/skills.js";
+import type { ModelRouter } from "../harness/models/model-router.js";
+import { SystemPrompt } from "../harness/system-prompt.js";
+import { fileTools } from "../harness/tools/file-tools.js";
+import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+
+/** What building the agent needs. */
+export interface AgentSetup {
+  store: { transcript: TranscriptAccess };
+  router: Pick<ModelRouter, "simulated" | "stream" | "currentRef">;
+  workspaceDir: string;
+  home: string;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The agent session, its compactor (for `/compact`), and what to close on stop. */
+export function buildAgent(
+  config: Config,
+  deps: AgentSetup,
+): { session: AgentSession; compactor: Compactor; close(): void } {
+  const { agent } = config;
+  const timeZone = agent.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC";
+  const windowOf = (sessionKey: string) =>
+    limitsFor(deps.router.currentRef(sessionKey), config.models ?? {}).contextWindow;
+  const primaryWindow = limitsFor(config.agent.model, config.models ?? {}).contextWindow;
+  const tools = new ToolRegistry({
+    timeoutMs: agent.toolTimeoutMs,
+    // No single result over 30 % of the window (≈ 4 characters a token), and never over 64k chars.
+    maxResultChars: Math.min(64_000, maxResultCharsFor(primaryWindow)),
+    outputDir: path.join(deps.workspaceDir, ".agent-output"),
+  });
+  for (const tool of fileTools()) tools.register(tool);
+  const memory = new MemoryIndex({
+    workspaceDir: deps.workspaceDir,
+    dbPath: path.join(deps.home, MEMORY_INDEX_FILE),
+    logger: deps.logger.child({ name: "memory" }),
+  });
+  const memoryOnly = new ToolRegistry({ timeoutMs: agent.toolTimeoutMs });
+  for (const tool of memoryTools(memory, { clock: deps.clock, timeZone })) {
+    tools.register(tool);
+    if (tool.name === "memory_write") memoryOnly.register(tool);
+  }
+  tools.register(skillTool(deps.workspaceDir));
+  const compactor = new Compactor({
+    router: deps.router,
+    load: (sessionKey, sessionId) => deps.store.transcript.tail(sessionKey, sessionId, agent.historyLimit),
+    workspaceDir: deps.workspaceDir,
+    contextWindow: windowOf,
+    // Tool schemas and the answer's room are part of every request.
+    reserveTokens:
+      estimateTokens(JSON.stringify(tools.specs())) +
+      Math.min(agent.maxTokens, limitsFor(config.agent.model, config.models ?? {}).maxOutput),
+    threshold: agent.compaction.threshold,
+    keepRecentTokens: agent.compaction.keepRecentTokens,
+    model: agent.compaction.model,
+    memoryTools: memoryOnly,
+    logger: deps.logger.child({ name: "harness.compaction" }),
+  });
+  const prompt = new SystemPrompt({
+    workspaceDir: deps.workspaceDir,
+    maxTokensPerFile: agent.contextFileMaxTokens,
+    maxTotalTokens: agent.contextMaxTokens,
+    timeZone,
+    skillsIndex: async () => skillIndexText((await loadSkills(deps.workspaceDir)).skills),
+    dailyNotes: async (now) => {
+      const notes = await dailyNotes(deps.workspaceDir, now, timeZone, 8_000);
+      return [notes.yesterday, notes.today]
+        .flatMap((n) => (n ? [`## ${n.path}\n\n${n.text.trim()}`] : []))
+        .join("\n\n");
+    },
+    logger: deps.logger.child({ name: "harness.prompt" }),
+  });
+  const session = new AgentSession({
+    transcript: deps.store.transcript,
+    router: deps.router,
+    tools,
+    workspaceDir: deps.workspaceDir,
+    limits: {
+      maxTokens: agent.maxTokens,
+      maxToolCallsPerRun: agent.maxToolCallsPerRun,
+      historyLimit: agent.historyLimit,
+    },
+    prompt,
+    hooks: [compactor.hooks()],
+    clock: deps.clock,
+  });
+  return { session, compactor, close: () => memory.close() };
+}

@@ -1,0 +1,50 @@
+/**
+ * Compaction's text work: the compacted span as plain text, chunking by tokens, the identifiers
+ * a summary must keep, and the summary's audit.
+ */
+import type { TranscriptEvent } from "../store/repos/transcript-repo.js";
+import { toChatMessages } from "./transcript.js";
+
+const SUMMARY_FLOOR_CHARS = 200;
+
+/** The span as plain text for the summarizer. */
+export function renderSpan(events: readonly TranscriptEvent[]): string {
+  return toChatMessages(events)
+    .map((m) =>
+      m.role === "tool"
+        ? `[tool ${m.name} result] ${m.content}`
+        : m.role === "assistant"
+          ? `[agent] ${m.content}${m.toolCalls.map((c) => `\n[agent calls ${c.name} ${c.argumentsJson}]`).join("")}`
+          : `[person] ${m.content}`,
+    )
+    .join("\n");
+}
+
+export function chunkByTokens(text: string, maxTokens: number): string[] {
+  const maxChars = maxTokens * 4;
+  const chunks: string[] = [];
+  for (let i = 0; i < text.length; i += maxChars) chunks.push(text.slice(i, i + maxChars));
+  return chunks.length > 0 ? chunks : [""];
+}
+
+const IDENTIFIER_PATTERNS = [
+  /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi,
+  /\bhttps?:\/\/[^\s)\]"'<>]+/g,
+  /\b[0-9a-f]{12,64}\b/g,
+];
+
+/** Identifiers a summary must keep: UUIDs, URLs, long hex hashes. */
+export function identifiersIn(text: string): string[] {
+  const found = new Set<string>();
+  for (const re of IDENTIFIER_PATTERNS) for (const m of text.matchAll(re)) found.add(m[0]);
+  return [...found].slice(0, 200);
+}
+
+/** Why a summary fails its audit, or undefined when it passes. */
+export function auditSummary(summary: string, identifiers: readonly string[]): string | undefined {
+  if (summary.trim() === "") return "the summary is empty";
+  if (summary.length < SUMMARY_FLOOR_CHARS)
+    return `the summary is shorter than ${SUMMARY_FLOOR_CHARS} characters`;
+  const missing = identifiers.filter((id) => !summary.includes(id));
+  return missing.length > 0 ? `missing ${missing.slice(0, 20).join(", ")}` : undefined;
+}

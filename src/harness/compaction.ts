@@ -1,0 +1,398 @@
+/**
+ * Compaction, as turn hooks: when a request would pass `threshold` of the model's context
+ * window (at the start of a turn), on a `context_overflow` error (once, then the call is
+ * retried), or when `/compact` asked for it. The ladder, cheapest first, never separating a
+ * tool call from its result:
+ *
+ *  (a) old results of *replayable* tools (reads, listings, searches) are cleared to a one-line
+ *      note of what to run again;
+ *  (b) large *non-replayable* old results are saved to `.agent-output/` with a pointer;
+ *  (c) older turns are summarized in chunks (by token share), the summaries merged, keeping
+ *      identifiers verbatim and stating goal, decisions, progress, last step and next step —
+ *      after the agent had one silent turn to save durable notes with `memory_write`;
+ *  (d) only what a summary covers is dropped from the context.
+ *
+ * The recent turns (`keepRecentTokens`, or a quarter of the window when smaller) stay verbatim.
+ * A summary that fails its audit (empty, too short, or missing identifiers of the span) is
+ * retried once; then the turn goes on with (a) and (b) only. The transcript keeps everything:
+ * a `compaction` event records the summary, the first event kept verbatim and the cleared
+ * results; nothing is deleted.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { TranscriptEvent, TranscriptPayload } from "../store/repos/transcript-repo.js";
+import type { Logger } from "../util/logger.js";
+import { estimateTokens, TokenCounter } from "./context/tokens.js";
+import type { HookTurn, TurnContext, TurnHooks } from "./hooks.js";
+import type { ModelAccess } from "./models/model-router.js";
+import type { ChatMessage, ProviderEvent } from "./providers/types.js";
+import type { ToolRegistry } from "./tools/registry.js";
+import { auditSummary, chunkByTokens, identifiersIn, renderSpan } from "./compaction-text.js";
+import { toChatMessages } from "./transcript.js";
+
+/** Tools whose results can be produced again by running them again. */
+export const REPLAYABLE_TOOLS: ReadonlySet<string> = new Set([
+  "read_file",
+  "list_files",
+  "memory_search",
+  "memory_get",
+  "skill",
+]);
+
+/** Options of {@link Compactor}. */
+export interface CompactorOptions {
+  router: ModelAccess;
+  /** The events of a session since its last compaction (and the compaction event). */
+  load(sessionKey: string, sessionId: string): Promise<TranscriptEvent[]>;
+  workspaceDir: string;
+  /** The context window of the model in use, in tokens. */
+  contextWindow(sessionKey: string): number;
+  /** Tokens of every request besides system and messages (tool schemas, the answer's room). */
+  reserveTokens?: number;
+  /** Share of the window past which a turn compacts first; default 0.8. */
+  threshold?: number;
+  /** Tokens of recent turns kept verbatim; default 20_000 (or a quarter of the window). */
+  keepRecentTokens?: number;
+  /** A cheaper model for summaries (`provider/model`); default the session's. */
+  model?: string | undefined;
+  /** Tools of the silent pre-compaction turn (memory_write); default none. */
+  memoryTools?: ToolRegistry;
+  maxTokens?: number;
+  logger?: Logger;
+}
+
+/** A compaction's outcome, for logs and tests. */
+export interface CompactionReport {
+  steps: Array<"clear" | "externalize" | "summarize">;
+  tokensBefore: number;
+  tokensAfter: number;
+  summaryFailed?: string;
+}
+
+const FLUSH_NOTE =
+  "[The conversation is about to be compacted: older turns will be replaced by a summary.] Save anything that must outlast this with memory_write now (decisions, facts about your person, commitments, progress). Then reply with just NO_REPLY. Nothing you write here is sent.";
+const SUMMARY_INSTRUCTIONS = `You compact a conversation between an AI agent and its person so the agent can continue it. Write a structured summary in the agent's voice with these sections:
+## Goal — what the person wants overall.
+## Decisions — what was decided and why.
+## Progress — what is done, with counts ("17 of 43").
+## Last step — what was just done.
+## Next step — what comes next.
+## Facts — everything the agent will need again.
+Keep every identifier verbatim: UUIDs, hashes, URLs, file paths, ids, numbers, names. Do not invent anything. Be complete but brief.`;
+
+/** Owns when and how a session's context is compacted (see the file header). */
+export class Compactor {
+  readonly #o: CompactorOptions;
+  /** Sessions whose next turn compacts first (`/compact`). */
+  readonly #requested = new Set<string>();
+  readonly #counter = new TokenCounter();
+
+  constructor(options: CompactorOptions) {
+    this.#o = options;
+  }
+
+  /** `/compact`: the session's next turn compacts before its first model call. */
+  request(sessionKey: string): void {
+    this.#requested.add(sessionKey);
+  }
+
+  /** The hooks: compact when over the threshold or asked to; on overflow, compact and retry. */
+  hooks(): TurnHooks {
+    return {
+      transformContext: async (context, turn) => {
+        const force = this.#requested.delete(turn.sessionKey);
+        return (await this.#maybeCompact(context, turn, force)) ?? context;
+      },
+      beforeModelCall: async (context, turn) => this.#maybeCompact(context, turn, false),
+      onContextOverflow: async (context, _error, turn) => this.#maybeCompact(context, turn, true),
+    };
+  }
+
+  /** Compacts when needed; returns the new context, or undefined when nothing changed. */
+  async #maybeCompact(
+    context: TurnContext,
+    turn: HookTurn,
+    force: boolean,
+  ): Promise<TurnContext | undefined> {
+    const window = Math.max(4_000, this.#o.contextWindow(turn.sessionKey) - (this.#o.reserveTokens ?? 0));
+    const threshold = (this.#o.threshold ?? 0.8) * window;
+    let before = estimateContext(context);
+    // Near the threshold the cheap estimate is not enough: count exactly (the tokenizer loads
+    // on this first use only).
+    if (!force && this.#counter.isNear(before, threshold)) {
+      // The messages as JSON: their text and the wire format's structure, counted alike.
+      before =
+        (await this.#counter.exact(context.system)) +
+        (await this.#counter.exact(JSON.stringify(context.messages)));
+    }
+    if (!force && before <= threshold) return undefined;
+    if (!turn.append) return undefined;
+    const events = await this.#o.load(turn.sessionKey, turn.sessionId);
+    const keep = Math.min(this.#o.keepRecentTokens ?? 20_000, Math.floor(window / 4));
+    const report = await this.#compact(events, context, turn, {
+      window,
+      threshold: force ? threshold * 0.5 : threshold,
+      keep,
+    });
+    if (!report) return undefined;
+    const after = await this.#o.load(turn.sessionKey, turn.sessionId);
+    const messages = toChatMessages(after);
+    // The turn's own volatile block rides on its newest user message: keep it there.
+    const next = { ...context, messages: carryVolatile(context.messages, messages) };
+    report.report.tokensAfter = estimateContext(next);
+    this.#o.logger?.info({ session: turn.sessionKey, ...report.report }, "context compacted");
+    return next;
+  }
+
+  async #compact(
+    events: TranscriptEvent[],
+    context: TurnContext,
+    turn: HookTurn,
+    limits: { window: number; threshold: number; keep: number },
+  ): Promise<{ report: CompactionReport } | undefined> {
+    const last = lastCompaction(events);
+    const live = events.filter(
+      (e) => e.payload.type !== "compaction" && (!last || e.id >= last.payload.keepFromId),
+    );
+    const split = recentBoundary(live, limits.keep);
+    const older = live.slice(0, split);
+    if (older.length === 0) return undefined;
+    const cleared: Record<string, string> = { ...(last?.payload.cleared ?? {}) };
+    const steps: CompactionReport["steps"] = [];
+    const report: CompactionReport = { steps, tokensBefore: estimateContext(context), tokensAfter: 0 };
+    const system = estimateTokens(context.system);
+    const size = () => system + estimateMessages(toChatMessages(withCleared(live, cleared)));
+
+    // (a) replayable results: cleared to a note.
+    const calls = callsById(older);
+    for (const e of older) {
+      const p = e.payload;
+      if (p.type !== "tool_result" || cleared[p.toolCallId] || !REPLAYABLE_TOOLS.has(p.name)) continue;
+      cleared[p.toolCallId] =
+        `[cleared to save context: the result of ${p.name}(${calls.get(p.toolCallId) ?? ""}); run it again if you need it]`;
+    }
+    steps.push("clear");
+    // (b) large non-replayable results: saved to a file, a pointer kept.
+    if (size() > limits.threshold) {
+      for (const e of older) {
+        const p = e.payload;
+        if (p.type !== "tool_result" || cleared[p.toolCallId] || p.content.length < 2_000) continue;
+        const file = await this.#externalize(p.toolCallId, p.content);
+        cleared[p.toolCallId] = file
+          ? `[${p.name} result (${p.content.length} characters) saved to ${file}; read it with read_file if needed]`
+          : `[${p.name} result (${p.content.length} characters) cleared to save context]`;
+      }
+      steps.push("externalize");
+    }
+    let summary = last?.payload.summary ?? "";
+    let keepFromId = last?.payload.keepFromId ?? live[0]?.id ?? 0;
+    // (c) summarize the older turns, after the silent memory turn.
+    if (size() > limits.threshold) {
+      await this.#flushMemory(context, turn);
+      const span = renderSpan(withCleared(older, cleared));
+      const made = await this.#summarize(summary, span, turn, limits.window);
+      if (made.ok) {
+        summary = made.summary;
+        keepFromId = live[split]?.id ?? (live.at(-1)?.id ?? 0) + 1;
+        steps.push("summarize");
+      } else report.summaryFailed = made.reason;
+    }
+    const payload: TranscriptPayload = {
+      type: "compaction",
+      summary,
+      keepFromId,
+      cleared,
+      tokensBefore: report.tokensBefore,
+    };
+    await turn.append?.([payload]);
+    return { report };
+  }
+
+  /** The silent turn: one model call offered only memory_write; its text is dropped. */
+  async #flushMemory(context: TurnContext, turn: HookTurn): Promise<void> {
+    const tools = this.#o.memoryTools;
+    if (!tools || !turn.acquireModelSlot) return;
+    const messages: ChatMessage[] = [...context.messages, { role: "user", content: FLUSH_NOTE }];
+    const { calls } = await this.#call({ system: context.system, messages, tools: tools.specs() }, turn);
+    for (const call of calls.slice(0, 5)) {
+      await tools.execute(call.name, call.argumentsJson, {
+        workspaceDir: this.#o.workspaceDir,
+        sessionKey: turn.sessionKey,
+        runId: turn.runId,
+        signal: turn.signal,
+      });
+    }
+  }
+
+  async #summarize(
+    previous: string,
+    span: string,
+    turn: HookTurn,
+    window: number,
+  ): Promise<{ ok: true; summary: string } | { ok: false; reason: string }> {
+    // Chunks by token share, so no summary request is itself over the window.
+    const chunkTokens = Math.max(2_000, Math.floor(window * 0.4));
+    const chunks = chunkByTokens(span, chunkTokens);
+    const wanted = identifiersIn(span);
+    let reason = "";
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const parts: string[] = [];
+      let carry = previous;
+      for (const chunk of chunks) {
+        const missingNote =
+          attempt === 2 && reason ? `\n\nA first summary lost these identifiers; keep them: ${reason}` : "";
+        const text = await this.#text(
+          {
+            system: SUMMARY_INSTRUCTIONS,
+            messages: [
+              {
+                role: "user",
+                content: `${carry ? `Summary so far:\n${carry}\n\n` : ""}Conversation to add:\n${chunk}${missingNote}`,
+              },
+            ],
+            tools: [],
+          },
+          turn,
+        );
+        parts.push(text);
+        carry = text;
+      }
+      const summary = (parts.at(-1) ?? "").trim();
+      const audit = auditSummary(summary, wanted);
+      if (audit === undefined) return { ok: true, summary };
+      reason = audit;
+      this.#o.logger?.warn(
+        { session: turn.sessionKey, attempt, reason },
+        "compaction summary failed its audit",
+      );
+    }
+    return { ok: false, reason };
+  }
+
+  async #text(call: { system: string; messages: ChatMessage[]; tools: [] }, turn: HookTurn): Promise<string> {
+    return (await this.#call(call, turn)).text;
+  }
+
+  async #call(
+    call: { system: string; messages: ChatMessage[]; tools: ReturnType<ToolRegistry["specs"]> },
+    turn: HookTurn,
+  ): Promise<{ text: string; calls: Array<{ name: string; argumentsJson: string }> }> {
+    const slot = await turn.acquireModelSlot?.();
+    let text = "";
+    const calls: Array<{ name: string; argumentsJson: string }> = [];
+    try {
+      const ctx = {
+        sessionKey: turn.sessionKey,
+        origin: "human" as const,
+        runTokens: 0,
+        ...(this.#o.model ? { modelOverride: this.#o.model } : {}),
+      };
+      for await (const e of this.#o.router.stream(
+        { ...call, maxTokens: this.#o.maxTokens ?? 4_096 },
+        turn.signal,
+        ctx,
+      ) as AsyncIterable<ProviderEvent>) {
+        if (e.type === "text_delta") text += e.text;
+        else if (e.type === "attempt_failed") {
+          text = "";
+          calls.length = 0;
+        } else if (e.type === "tool_call") calls.push(e.call);
+      }
+    } finally {
+      slot?.release();
+    }
+    return { text, calls };
+  }
+
+  async #externalize(id: string, content: string): Promise<string | undefined> {
+    const rel = path.join(".agent-output", `compacted-${id.replace(/[^\w.-]/g, "_")}.txt`);
+    try {
+      await mkdir(path.join(this.#o.workspaceDir, ".agent-output"), { recursive: true });
+      await writeFile(path.join(this.#o.workspaceDir, rel), content, { flag: "w" });
+      return rel;
+    } catch (err) {
+      this.#o.logger?.warn({ err }, "could not save a compacted tool result");
+      return undefined;
+    }
+  }
+}
+
+type CompactionPayload = Extract<TranscriptPayload, { type: "compaction" }>;
+
+function lastCompaction(events: readonly TranscriptEvent[]): { payload: CompactionPayload } | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const p = events[i]?.payload;
+    if (p?.type === "compaction") return { payload: p };
+  }
+  return undefined;
+}
+
+/**
+ * Index of the first event kept verbatim: the newest events within `keep` tokens, moved to the
+ * start of a turn (a user message or trigger) so no tool call is parted from its result.
+ */
+function recentBoundary(events: readonly TranscriptEvent[], keep: number): number {
+  let tokens = 0;
+  let i = events.length;
+  while (i > 0) {
+    const t = estimateTokens(JSON.stringify(events[i - 1]?.payload ?? ""));
+    if (tokens + t > keep) break;
+    tokens += t;
+    i--;
+  }
+  while (i < events.length) {
+    const p = events[i]?.payload;
+    if (p?.type === "user" || p?.type === "trigger") break;
+    i++;
+  }
+  // Keep at least the last turn verbatim.
+  if (i >= events.length) {
+    for (let j = events.length - 1; j >= 0; j--) {
+      const p = events[j]?.payload;
+      if (p?.type === "user" || p?.type === "trigger") return j;
+    }
+  }
+  return i;
+}
+
+function withCleared(events: readonly TranscriptEvent[], cleared: Record<string, string>): TranscriptEvent[] {
+  return events.map((e) =>
+    e.payload.type === "tool_result" && cleared[e.payload.toolCallId]
+      ? { ...e, payload: { ...e.payload, content: cleared[e.payload.toolCallId] as string } }
+      : e,
+  );
+}
+
+function callsById(events: readonly TranscriptEvent[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of events)
+    if (e.payload.type === "assistant")
+      for (const c of e.payload.toolCalls) out.set(c.id, c.argumentsJson.slice(0, 120));
+  return out;
+}
+
+function estimateMessages(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) {
+    // The wire format's own tokens (roles, block types, ids) come on top of the text.
+    n += 12 + estimateTokens(m.content);
+    if (m.role === "assistant") for (const c of m.toolCalls) n += estimateTokens(c.argumentsJson) + 8;
+  }
+  return n;
+}
+
+function estimateContext(context: TurnContext): number {
+  return estimateTokens(context.system) + estimateMessages(context.messages);
+}
+
+/** The newest user message of the old context carried its volatile block: carry it over. */
+function carryVolatile(before: readonly ChatMessage[], after: ChatMessage[]): ChatMessage[] {
+  const old = [...before].reverse().find((m) => m.role === "user");
+  const i = after.map((m) => m.role).lastIndexOf("user");
+  if (!old || i < 0) return after;
+  const cur = after[i] as Extract<ChatMessage, { role: "user" }>;
+  if (!old.content.endsWith(cur.content) || old.content === cur.content) return after;
+  const copy = [...after];
+  copy[i] = { role: "user", content: old.content };
+  return copy;
+}
