@@ -8,7 +8,7 @@ import { AgentSession, type TranscriptAccess } from "../harness/agent-session.js
 import { Compactor } from "../harness/compaction.js";
 import { limitsFor } from "../harness/context/model-limits.js";
 import { estimateTokens } from "../harness/context/tokens.js";
-import { dailyNotes } from "../harness/memory/daily-notes.js";
+import { dailyNotePath, localDate, previousDate } from "../harness/memory/memory-paths.js";
 import { MEMORY_INDEX_FILE, MemoryIndex } from "../harness/memory/memory-index.js";
 import { memoryTools } from "../harness/memory/memory-tools.js";
 import { loadSkills, skillIndexText, skillTool } from "../harness/memory/skills.js";
@@ -77,12 +77,10 @@ export function buildAgent(
     maxTokensPerFile: agent.contextFileMaxTokens,
     maxTotalTokens: agent.contextMaxTokens,
     timeZone,
-    skillsIndex: async () => skillIndexText((await loadSkills(deps.workspaceDir)).skills),
-    dailyNotes: async (now) => {
-      const notes = await dailyNotes(deps.workspaceDir, now, timeZone, 8_000);
-      return [notes.yesterday, notes.today]
-        .flatMap((n) => (n ? [`## ${n.path}\n\n${n.text.trim()}`] : []))
-        .join("\n\n");
+    skillsIndex: skillsIndexEvery(5_000, deps.workspaceDir, deps.clock),
+    dailyNotePaths: (now) => {
+      const today = localDate(now.getTime(), timeZone);
+      return [dailyNotePath(previousDate(today)), dailyNotePath(today)];
     },
     logger: deps.logger.child({ name: "harness.prompt" }),
   });
@@ -101,4 +99,19 @@ export function buildAgent(
     clock: deps.clock,
   });
   return { session, compactor, close: () => memory.close() };
+}
+
+/**
+ * The skills index, re-read at most every `ms` (a new or edited skill shows within that time):
+ * reading skills/ takes directory walks a turn should not pay for.
+ */
+function skillsIndexEvery(ms: number, workspaceDir: string, clock: Clock): () => Promise<string> {
+  let cached: { at: number; text: string } | undefined;
+  return async () => {
+    const now = clock.now();
+    if (cached && now - cached.at < ms) return cached.text;
+    const text = skillIndexText((await loadSkills(workspaceDir)).skills);
+    cached = { at: now, text };
+    return text;
+  };
 }

@@ -7,6 +7,19 @@ import { toChatMessages } from "./transcript.js";
 
 const SUMMARY_FLOOR_CHARS = 200;
 
+/** What the agent is told in its silent turn before a summary. */
+export const FLUSH_NOTE =
+  "[The conversation is about to be compacted: older turns will be replaced by a summary.] Save anything that must outlast this with memory_write now (decisions, facts about your person, commitments, progress). Then reply with just NO_REPLY. Nothing you write here is sent.";
+/** The summarizer's instructions. */
+export const SUMMARY_INSTRUCTIONS = `You compact a conversation between an AI agent and its person so the agent can continue it. Write a structured summary in the agent's voice with these sections:
+## Goal — what the person wants overall.
+## Decisions — what was decided and why.
+## Progress — what is done, with counts ("17 of 43").
+## Last step — what was just done.
+## Next step — what comes next.
+## Facts — everything the agent will need again.
+Keep every identifier verbatim: UUIDs, hashes, URLs, file paths, ids, numbers, names. Do not invent anything. Be complete but brief.`;
+
 /** The span as plain text for the summarizer. */
 export function renderSpan(events: readonly TranscriptEvent[]): string {
   return toChatMessages(events)

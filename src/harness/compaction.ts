@@ -27,7 +27,14 @@ import type { HookTurn, TurnContext, TurnHooks } from "./hooks.js";
 import type { ModelAccess } from "./models/model-router.js";
 import type { ChatMessage, ProviderEvent } from "./providers/types.js";
 import type { ToolRegistry } from "./tools/registry.js";
-import { auditSummary, chunkByTokens, identifiersIn, renderSpan } from "./compaction-text.js";
+import {
+  auditSummary,
+  chunkByTokens,
+  FLUSH_NOTE,
+  identifiersIn,
+  renderSpan,
+  SUMMARY_INSTRUCTIONS,
+} from "./compaction-text.js";
 import { toChatMessages } from "./transcript.js";
 
 /** Tools whose results can be produced again by running them again. */
@@ -69,23 +76,14 @@ export interface CompactionReport {
   summaryFailed?: string;
 }
 
-const FLUSH_NOTE =
-  "[The conversation is about to be compacted: older turns will be replaced by a summary.] Save anything that must outlast this with memory_write now (decisions, facts about your person, commitments, progress). Then reply with just NO_REPLY. Nothing you write here is sent.";
-const SUMMARY_INSTRUCTIONS = `You compact a conversation between an AI agent and its person so the agent can continue it. Write a structured summary in the agent's voice with these sections:
-## Goal — what the person wants overall.
-## Decisions — what was decided and why.
-## Progress — what is done, with counts ("17 of 43").
-## Last step — what was just done.
-## Next step — what comes next.
-## Facts — everything the agent will need again.
-Keep every identifier verbatim: UUIDs, hashes, URLs, file paths, ids, numbers, names. Do not invent anything. Be complete but brief.`;
-
 /** Owns when and how a session's context is compacted (see the file header). */
 export class Compactor {
   readonly #o: CompactorOptions;
   /** Sessions whose next turn compacts first (`/compact`). */
   readonly #requested = new Set<string>();
   readonly #counter = new TokenCounter();
+  /** The uncorrected estimate of each session's last request, to compare with the provider's count. */
+  readonly #lastEstimate = new Map<string, number>();
 
   constructor(options: CompactorOptions) {
     this.#o = options;
@@ -116,7 +114,13 @@ export class Compactor {
   ): Promise<TurnContext | undefined> {
     const window = Math.max(4_000, this.#o.contextWindow(turn.sessionKey) - (this.#o.reserveTokens ?? 0));
     const threshold = (this.#o.threshold ?? 0.8) * window;
-    let before = estimateContext(context);
+    // The provider's count of the last request corrects the estimates (per session's model).
+    const actual = turn.lastInputTokens?.();
+    const estimated = this.#lastEstimate.get(turn.sessionKey);
+    if (actual !== undefined && estimated !== undefined) this.#counter.observe(estimated, actual);
+    let before = Math.ceil(estimateContext(context) * this.#counter.ratio);
+    this.#lastEstimate.set(turn.sessionKey, Math.ceil(before / this.#counter.ratio));
+    if (this.#lastEstimate.size > 10_000) this.#lastEstimate.clear();
     // Near the threshold the cheap estimate is not enough: count exactly (the tokenizer loads
     // on this first use only).
     if (!force && this.#counter.isNear(before, threshold)) {

@@ -22,6 +22,8 @@ export interface HookTurn {
   signal: AbortSignal;
   /** Takes a model-call slot (a hook that calls a model, e.g. compaction, holds one meanwhile). */
   acquireModelSlot?(): Promise<{ release(): void }>;
+  /** Input tokens (cache included) the provider reported for the turn's last model call. */
+  lastInputTokens?(): number | undefined;
   /** Appends events to the session's transcript under the turn's lease. */
   append?(payloads: TranscriptPayload[]): Promise<void>;
 }

@@ -92,7 +92,9 @@ const LIMIT_NOTE =
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
   const { lane, router, logger } = options;
   const hooks = options.hooks ?? {};
-  const turn: HookTurn = { ...options.turn, signal: lane.signal };
+  /** What the provider counted for the last call's input: the truth estimates are corrected by. */
+  let lastInput: number | undefined;
+  const turn: HookTurn = { ...options.turn, signal: lane.signal, lastInputTokens: () => lastInput };
   let system = options.system;
   let messages = [...options.messages];
   let usage = ZERO_USAGE;
@@ -180,6 +182,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
             break;
           case "usage": {
             usage = addUsage(usage, event.usage);
+            const input =
+              event.usage.inputTokens + event.usage.cacheReadTokens + event.usage.cacheWriteTokens;
+            if (input > 0) lastInput = input;
             const by = attempts.at(-1);
             if (by) {
               calls.push({

@@ -68,8 +68,11 @@ export interface SystemPromptOptions {
   timeZone?: string;
   /** The skills index (one line per skill), read each turn; default none. */
   skillsIndex?: () => Promise<string>;
-  /** Today's and yesterday's daily notes; default none. */
-  dailyNotes?: (now: Date) => Promise<string>;
+  /**
+   * Workspace-relative paths of the daily notes shown (yesterday's, then today's); read through
+   * the file cache, newest lines kept. Default none.
+   */
+  dailyNotePaths?: (now: Date) => string[];
   cache?: PromptFileCache;
   logger?: Logger;
 }
@@ -91,7 +94,9 @@ const CHARS_PER_TOKEN = 4;
 export class SystemPrompt {
   readonly #o: SystemPromptOptions & { cache: PromptFileCache };
   /** The last stable text, by the signature of its inputs. */
-  #stable: { signature: string; prompt: Omit<TieredPrompt, "volatile"> } | undefined;
+  #stable: { signature: unknown[]; prompt: Omit<TieredPrompt, "volatile"> } | undefined;
+  /** Date formats by timezone (building one costs more than a whole cached turn). */
+  readonly #formats = new Map<string, Intl.DateTimeFormat>();
   /** Context-file versions whose findings were logged. */
   readonly #logged = new Set<string>();
 
@@ -107,18 +112,24 @@ export class SystemPrompt {
       this.#o.skillsIndex?.() ?? Promise.resolve(""),
       ...files.map((f) => this.#o.cache.read(path.join(dir, f))),
     ]);
-    const signature = [
-      turn.privateChat ? "p" : "s",
-      signatureOf(system),
-      contentHash(skills),
-      tools.map((t) => `${t.name}:${t.description.length}`).join(","),
-      ...reads.map(signatureOf),
-    ].join("|");
-    if (this.#stable?.signature !== signature) {
-      this.#stable = { signature, prompt: this.#assembleStable(system, skills, tools, files, reads) };
+    // The inputs themselves are the signature: cached reads return the same strings, so an
+    // unchanged workspace compares by identity, without hashing or copying.
+    const signature: unknown[] = [
+      turn.privateChat,
+      textOf(system),
+      skills,
+      tools.length,
+      ...tools,
+      ...reads.map(textOf),
+    ];
+    const last = this.#stable?.signature;
+    let stable = this.#stable;
+    if (!stable || !last || last.length !== signature.length || signature.some((v, i) => v !== last[i])) {
+      stable = { signature, prompt: this.#assembleStable(system, skills, tools, files, reads) };
+      this.#stable = stable;
     }
     const volatile = await this.#volatile(turn, now);
-    return { ...this.#stable.prompt, volatile };
+    return { ...stable.prompt, volatile };
   }
 
   #assembleStable(
@@ -172,26 +183,42 @@ export class SystemPrompt {
 
   async #volatile(turn: PromptTurn, now: Date): Promise<string> {
     const tz = this.#o.timeZone ?? "UTC";
-    const when = new Intl.DateTimeFormat("en-GB", {
-      timeZone: tz,
-      weekday: "long",
-      year: "numeric",
-      month: "long",
-      day: "numeric",
-      hour: "2-digit",
-      minute: "2-digit",
-      hour12: false,
-    }).format(now);
+    let format = this.#formats.get(tz);
+    if (!format) {
+      format = new Intl.DateTimeFormat("en-GB", {
+        timeZone: tz,
+        weekday: "long",
+        year: "numeric",
+        month: "long",
+        day: "numeric",
+        hour: "2-digit",
+        minute: "2-digit",
+        hour12: false,
+      });
+      this.#formats.set(tz, format);
+    }
+    const when = format.format(now);
     const env = [
       `Now: ${when} (${tz})`,
       `Channel: ${turn.channel}, ${turn.chatKind === "group" ? "a group chat (MEMORY.md is not loaded here: do not reveal private memory)" : turn.chatKind === "background" ? "background work (no one is waiting for a reply)" : "a direct chat"}`,
       ...(turn.speaker ? [`Speaking: ${turn.speaker}`] : []),
       `Model: ${turn.model}`,
     ].join("\n");
-    const notes = turn.privateChat ? ((await this.#o.dailyNotes?.(now)) ?? "") : "";
+    const notes = turn.privateChat ? await this.#dailyNotes(now) : "";
     const capped = notes === "" ? "" : capTail(notes, this.#o.maxDailyNoteTokens ?? 2_000);
     return [`# This turn\n\n${env}`, capped === "" ? "" : `# Daily notes\n\n${capped}`, turn.extra ?? ""]
       .filter((p) => p.trim() !== "")
+      .join("\n\n");
+  }
+
+  async #dailyNotes(now: Date): Promise<string> {
+    const paths = this.#o.dailyNotePaths?.(now) ?? [];
+    const reads = await Promise.all(paths.map((p) => this.#o.cache.read(path.join(this.#o.workspaceDir, p))));
+    return paths
+      .flatMap((p, i) => {
+        const read = reads[i];
+        return read?.type === "ok" && read.text.trim() !== "" ? [`## ${p}\n\n${read.text.trim()}`] : [];
+      })
       .join("\n\n");
   }
 
@@ -207,8 +234,8 @@ export class SystemPrompt {
   }
 }
 
-function signatureOf(read: FileRead): string {
-  return read.type === "ok" ? contentHash(read.text) : read.type;
+function textOf(read: FileRead): string {
+  return read.type === "ok" ? read.text : read.type;
 }
 
 function firstLine(text: string): string {

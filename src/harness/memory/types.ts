@@ -42,20 +42,6 @@ export interface MemoryWarnings {
   warn(context: Record<string, unknown>, message: string): void;
 }
 
-/** One note of {@link DailyNotes}. */
-export interface DailyNote {
-  /** Workspace-relative path: `memory/YYYY-MM-DD.md`. */
-  path: string;
-  /** The note, or its newest part after an omission marker when it was longer than the cap. */
-  text: string;
-}
-
-/** Today's and yesterday's daily notes; a note that is missing or blank is absent. */
-export interface DailyNotes {
-  today?: DailyNote;
-  yesterday?: DailyNote;
-}
-
 /** A workspace skill: `skills/<name>/SKILL.md` with `name` and `description` frontmatter. */
 export interface Skill {
   name: string;
