@@ -282,6 +282,13 @@ export class Compactor {
     turn: HookTurn,
   ): Promise<{ text: string; calls: Array<{ name: string; argumentsJson: string }> }> {
     const slot = await turn.acquireModelSlot?.();
+    // Bounded by a timeout scaled by size (30 s plus 2 ms a token): a stuck summary must not
+    // hold the turn until the watchdog kills it.
+    const tokens = estimateTokens(call.system) + estimateMessages(call.messages);
+    const signal = AbortSignal.any([
+      turn.signal,
+      AbortSignal.timeout(Math.min(300_000, 30_000 + tokens * 2)),
+    ]);
     let text = "";
     const calls: Array<{ name: string; argumentsJson: string }> = [];
     try {
@@ -293,7 +300,7 @@ export class Compactor {
       };
       for await (const e of this.#o.router.stream(
         { ...call, maxTokens: this.#o.maxTokens ?? 4_096 },
-        turn.signal,
+        signal,
         ctx,
       ) as AsyncIterable<ProviderEvent>) {
         if (e.type === "text_delta") text += e.text;
