@@ -35,7 +35,13 @@ export function buildAgent(
   deps: AgentSetup,
 ): { session: AgentSession; compactor: Compactor; close(): void } {
   const { agent } = config;
-  const timeZone = agent.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC";
+  // The machine's zone is looked up at the first turn, not at start: Intl's data costs ~8 MB.
+  let machineZone: string | undefined;
+  const timeZone = (): string => {
+    if (agent.timezone) return agent.timezone;
+    machineZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC";
+    return machineZone;
+  };
   const windowOf = (sessionKey: string) =>
     limitsFor(deps.router.currentRef(sessionKey), config.models ?? {}).contextWindow;
   const primaryWindow = limitsFor(config.agent.model, config.models ?? {}).contextWindow;
@@ -79,7 +85,7 @@ export function buildAgent(
     timeZone,
     skillsIndex: skillsIndexEvery(5_000, deps.workspaceDir, deps.clock),
     dailyNotePaths: (now) => {
-      const today = localDate(now.getTime(), timeZone);
+      const today = localDate(now.getTime(), timeZone());
       return [dailyNotePath(previousDate(today)), dailyNotePath(today)];
     },
     logger: deps.logger.child({ name: "harness.prompt" }),

@@ -64,8 +64,8 @@ export interface SystemPromptOptions {
   maxTotalTokens?: number;
   /** Tokens of the daily notes in the volatile tier; default 2_000. */
   maxDailyNoteTokens?: number;
-  /** IANA timezone of dates and times; default UTC. */
-  timeZone?: string;
+  /** IANA timezone of dates and times, or a function giving it (called per turn); default UTC. */
+  timeZone?: string | (() => string);
   /** The skills index (one line per skill), read each turn; default none. */
   skillsIndex?: () => Promise<string>;
   /**
@@ -182,7 +182,7 @@ export class SystemPrompt {
   }
 
   async #volatile(turn: PromptTurn, now: Date): Promise<string> {
-    const tz = this.#o.timeZone ?? "UTC";
+    const tz = typeof this.#o.timeZone === "function" ? this.#o.timeZone() : (this.#o.timeZone ?? "UTC");
     let format = this.#formats.get(tz);
     if (!format) {
       format = new Intl.DateTimeFormat("en-GB", {

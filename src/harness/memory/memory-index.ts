@@ -75,7 +75,10 @@ export class MemoryIndex {
   readonly #workspaceDir: string;
   readonly #logger: MemoryWarnings | undefined;
   readonly #clock: Clock;
-  readonly #db: Database;
+  /** Opened on first use: a gateway that never searches its memory pays nothing for it. */
+  #db: Database | undefined;
+  readonly #dbPath: string;
+  readonly #busyTimeoutMs: number;
   #closed = false;
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -103,7 +106,8 @@ export class MemoryIndex {
     this.#workspaceDir = path.resolve(options.workspaceDir);
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
-    this.#db = openIndexDatabase(options.dbPath, busyTimeoutMs, this.#logger);
+    this.#dbPath = options.dbPath;
+    this.#busyTimeoutMs = busyTimeoutMs;
   }
 
   /** The workspace folder indexed, absolute. */
@@ -153,7 +157,7 @@ export class MemoryIndex {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#db.close();
+    this.#db?.close();
   }
 
   #enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -164,6 +168,7 @@ export class MemoryIndex {
 
   #open(): Database {
     if (this.#closed) throw new MemoryIndexError("closed", "the memory index is closed");
+    this.#db ??= openIndexDatabase(this.#dbPath, this.#busyTimeoutMs, this.#logger);
     return this.#db;
   }
 

@@ -30,7 +30,8 @@ export interface MemoryToolsOptions {
   /** The time "today" is taken from; default the system clock. */
   clock?: Clock;
   /** IANA zone daily notes are dated in (the person's); default "UTC". */
-  timeZone?: string;
+  /** IANA zone of daily-note dates, or a function giving it (resolved on first use: Intl's data costs megabytes). */
+  timeZone?: string | (() => string);
 }
 
 /**
@@ -39,7 +40,17 @@ export interface MemoryToolsOptions {
  */
 export function memoryTools(index: MemoryIndex, opts: MemoryToolsOptions = {}): Tool[] {
   const clock = opts.clock ?? systemClock;
-  const timeZone = checkTimeZone(opts.timeZone ?? "UTC", "memoryTools timeZone");
+  const given = opts.timeZone;
+  // A zone given as text is checked now; one given as a function when it is first needed.
+  if (typeof given === "string") checkTimeZone(given, "memoryTools timeZone");
+  let resolved: string | undefined;
+  const timeZone = () => {
+    resolved ??= checkTimeZone(
+      typeof given === "function" ? given() : (given ?? "UTC"),
+      "memoryTools timeZone",
+    );
+    return resolved;
+  };
   const locks = new KeyedLock();
   return [searchTool(index), getTool(index), writeTool(index, clock, timeZone, locks)];
 }
@@ -128,7 +139,7 @@ const writeParameters = z.strictObject({
 function writeTool(
   index: MemoryIndex,
   clock: Clock,
-  timeZone: string,
+  timeZone: () => string,
   locks: KeyedLock,
 ): Tool<typeof writeParameters> {
   return {
@@ -150,7 +161,7 @@ function writeTool(
           'section applies to target "memory" only; daily notes are appended to',
         );
       }
-      const rel = args.target === "daily" ? dailyNotePath(localDate(clock.now(), timeZone)) : MEMORY_FILE;
+      const rel = args.target === "daily" ? dailyNotePath(localDate(clock.now(), timeZone())) : MEMORY_FILE;
       const title = args.section === undefined ? undefined : sectionTitle(args.section);
       if (args.section !== undefined && title === undefined) {
         throw new ToolError(
