@@ -84,6 +84,10 @@ export function buildAgent(
     maxTotalTokens: agent.contextMaxTokens,
     timeZone,
     skillsIndex: skillsIndexEvery(5_000, deps.workspaceDir, deps.clock),
+    recall: async (query) =>
+      (await memory.search(query, { limit: 3 }))
+        .map((h) => `- ${h.path}:${h.startLine}-${h.endLine}: ${h.snippet}`)
+        .join("\n"),
     dailyNotePaths: (now) => {
       const today = localDate(now.getTime(), timeZone());
       return [dailyNotePath(previousDate(today)), dailyNotePath(today)];

@@ -6,7 +6,7 @@
  * answer (or the failure) is returned for the caller to commit with its replies.
  */
 import type { SessionFence } from "../store/repos/lease-repo.js";
-import type { TranscriptPayload, TranscriptRepo } from "../store/repos/transcript-repo.js";
+import type { TranscriptEvent, TranscriptPayload, TranscriptRepo } from "../store/repos/transcript-repo.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { type TurnHooks, composeHooks } from "./hooks.js";
@@ -143,7 +143,8 @@ export class AgentSession {
     const tools = spec.tools ?? o.tools;
     const chat = spec.chat ?? { privateChat: false, channel: "unknown", chatKind: "direct" as const };
     const model = o.router.currentRef?.(sessionKey, spec.modelOverride) ?? "unknown";
-    const prompt = await o.prompt.build({ ...chat, model }, tools.specs(), new Date(o.clock.now()));
+    const query = lastAsk(tail);
+    const prompt = await o.prompt.build({ ...chat, model, query }, tools.specs(), new Date(o.clock.now()));
     const turn = {
       sessionKey,
       sessionId,
@@ -185,7 +186,16 @@ export class AgentSession {
 }
 
 /** The chat a turn answers in, as the prompt describes it. */
-export type ChatContext = Omit<PromptTurn, "model" | "extra">;
+export type ChatContext = Omit<PromptTurn, "model" | "extra" | "query">;
+
+/** The newest thing asked (a person's message or a trigger), for memory recall. */
+function lastAsk(events: readonly TranscriptEvent[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const p = events[i]?.payload;
+    if (p?.type === "user" || p?.type === "trigger") return p.text.slice(0, 500);
+  }
+  return undefined;
+}
 
 /** Puts the turn's volatile context before the newest user message (a copy; the rest unchanged). */
 export function withVolatile(messages: ChatMessage[], volatile: string): ChatMessage[] {

@@ -51,8 +51,10 @@ export interface PromptTurn {
   speaker?: string | undefined;
   /** The model answering, as `provider/model`. */
   model: string;
-  /** Extra volatile lines (heartbeat or wake data, recalled memory). */
+  /** Extra volatile lines (heartbeat or wake data). */
   extra?: string | undefined;
+  /** What the turn is about (the newest message): memory is recalled for it in private chats. */
+  query?: string | undefined;
 }
 
 /** Options of {@link SystemPrompt}. */
@@ -73,6 +75,8 @@ export interface SystemPromptOptions {
    * the file cache, newest lines kept. Default none.
    */
   dailyNotePaths?: (now: Date) => string[];
+  /** Memory lines relevant to a query (a few, ranked); default none. Private chats only. */
+  recall?: (query: string) => Promise<string>;
   cache?: PromptFileCache;
   logger?: Logger;
 }
@@ -206,7 +210,16 @@ export class SystemPrompt {
     ].join("\n");
     const notes = turn.privateChat ? await this.#dailyNotes(now) : "";
     const capped = notes === "" ? "" : capTail(notes, this.#o.maxDailyNoteTokens ?? 2_000);
-    return [`# This turn\n\n${env}`, capped === "" ? "" : `# Daily notes\n\n${capped}`, turn.extra ?? ""]
+    const recalled =
+      turn.privateChat && turn.query && this.#o.recall
+        ? await this.#o.recall(turn.query).catch(() => "")
+        : "";
+    return [
+      `# This turn\n\n${env}`,
+      capped === "" ? "" : `# Daily notes\n\n${capped}`,
+      recalled === "" ? "" : `# Recalled from memory (memory_get shows more)\n\n${recalled}`,
+      turn.extra ?? "",
+    ]
       .filter((p) => p.trim() !== "")
       .join("\n\n");
   }

@@ -59,6 +59,19 @@ describe("workspace memory in the prompt", () => {
     expect(lastMessageOf(1)).not.toContain("booked the dentist");
   });
 
+  it("recalls memory relevant to the message in a private chat, from a note a person wrote by hand", async () => {
+    mkdirSync(join(gw.running.workspaceDir, "memory", "projects"), { recursive: true });
+    writeFileSync(
+      join(gw.running.workspaceDir, "memory", "projects", "garden.md"),
+      "# Garden\n\n- the tomatoes go in the north bed\n",
+    );
+    sim.requests.length = 0;
+    await post("/v1/console", { sender: "ada", text: "where do the tomatoes go?" });
+    expect(lastMessageOf(0)).toMatch(
+      /Recalled from memory[\s\S]*memory\/projects\/garden\.md:\d+-\d+: .*north bed/,
+    );
+  });
+
   it("keeps the system prompt byte-identical between turns of a chat", async () => {
     sim.requests.length = 0;
     await post("/v1/console", { sender: "ada", text: "one" });
