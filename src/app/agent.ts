@@ -84,10 +84,7 @@ export function buildAgent(
     maxTotalTokens: agent.contextMaxTokens,
     timeZone,
     skillsIndex: skillsIndexEvery(5_000, deps.workspaceDir, deps.clock),
-    recall: async (query) =>
-      (await memory.search(query, { limit: 3 }))
-        .map((h) => `- ${h.path}:${h.startLine}-${h.endLine}: ${h.snippet}`)
-        .join("\n"),
+    ...(agent.memoryRecall ? { recall: recallFrom(memory) } : {}),
     dailyNotePaths: (now) => {
       const today = localDate(now.getTime(), timeZone());
       return [dailyNotePath(previousDate(today)), dailyNotePath(today)];
@@ -124,4 +121,12 @@ function skillsIndexEvery(ms: number, workspaceDir: string, clock: Clock): () =>
     cached = { at: now, text };
     return text;
   };
+}
+
+/** Up to three memory lines for a query; the memory files are re-scanned at most every 10 s. */
+function recallFrom(memory: MemoryIndex): (query: string) => Promise<string> {
+  return async (query) =>
+    (await memory.search(query, { limit: 3, maxStalenessMs: 10_000 }))
+      .map((h) => `- ${h.path}:${h.startLine}-${h.endLine}: ${h.snippet}`)
+      .join("\n");
 }

@@ -112,6 +112,12 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
         .string()
         .refine(validTimeZone, { message: "expected an IANA timezone such as Europe/Berlin or UTC" })
         .optional(),
+      /**
+       * Before each turn in a private chat, search memory for the newest message and put up to
+       * three lines in the prompt. Off by default: it costs about 1.7 ms of gateway time a turn
+       * (see the issue notes); the agent can always search with memory_search.
+       */
+      memoryRecall: z.boolean().default(false),
       /** When and how a long conversation is compacted. */
       compaction: section({
         /** Share of the model's context window past which a turn compacts first. */

@@ -15,7 +15,7 @@ beforeAll(async () => {
   sim = new ModelSimulator();
   await sim.start();
   gw = await startTestGateway({
-    agent: { model: "anthropic/claude-test", timezone: "UTC" },
+    agent: { model: "anthropic/claude-test", timezone: "UTC", memoryRecall: true },
     providers: { anthropic: { apiKey: "sk-ant-memory-test", baseUrl: sim.url } },
     heartbeat: { everyMs: 0 },
   });
@@ -25,6 +25,12 @@ beforeAll(async () => {
   writeFileSync(
     join(gw.running.workspaceDir, "memory", `${today}.md`),
     `# ${today}\n\n- booked the dentist for Friday\n`,
+  );
+  // A note a person wrote by hand (recall re-scans the memory files at most every 10 s).
+  mkdirSync(join(gw.running.workspaceDir, "memory", "projects"), { recursive: true });
+  writeFileSync(
+    join(gw.running.workspaceDir, "memory", "projects", "garden.md"),
+    "# Garden\n\n- the tomatoes go in the north bed\n",
   );
 });
 afterAll(async () => {
@@ -60,11 +66,6 @@ describe("workspace memory in the prompt", () => {
   });
 
   it("recalls memory relevant to the message in a private chat, from a note a person wrote by hand", async () => {
-    mkdirSync(join(gw.running.workspaceDir, "memory", "projects"), { recursive: true });
-    writeFileSync(
-      join(gw.running.workspaceDir, "memory", "projects", "garden.md"),
-      "# Garden\n\n- the tomatoes go in the north bed\n",
-    );
     sim.requests.length = 0;
     await post("/v1/console", { sender: "ada", text: "where do the tomatoes go?" });
     expect(lastMessageOf(0)).toMatch(

@@ -77,6 +77,8 @@ export class MemoryIndex {
   readonly #clock: Clock;
   /** Opened on first use: a gateway that never searches its memory pays nothing for it. */
   #db: Database | undefined;
+  /** When the last freshness scan started (0: never). */
+  #scannedAt = 0;
   readonly #dbPath: string;
   readonly #busyTimeoutMs: number;
   #closed = false;
@@ -147,7 +149,8 @@ export class MemoryIndex {
     }
     const terms = queryTerms(query);
     if (terms.length === 0) return [];
-    await this.refresh(options.signal);
+    const stale = this.#clock.now() - this.#scannedAt >= (options.maxStalenessMs ?? 0);
+    if (stale || this.#scannedAt === 0) await this.refresh(options.signal);
     const all = this.#query(ftsExpression(terms, "AND") ?? "", limit);
     if (all.length > 0 || terms.length === 1) return all;
     return this.#query(ftsExpression(terms, "OR") ?? "", limit);
@@ -192,6 +195,7 @@ export class MemoryIndex {
 
   async #scan(signal: AbortSignal | undefined, force: ReadonlySet<string>): Promise<MemoryRefreshStats> {
     this.#open();
+    this.#scannedAt = this.#clock.now();
     signal?.throwIfAborted();
     const root = await realpath(this.#workspaceDir).catch(() => undefined);
     const found = root === undefined ? new Map<string, FoundFile>() : await this.#listFiles(root, signal);

@@ -23,6 +23,11 @@ export interface MemorySearchOptions {
   limit?: number;
   /** Stops the freshness scan that precedes the query. */
   signal?: AbortSignal;
+  /**
+   * Skip the freshness scan when one finished less than this many ms ago (recall on every turn
+   * need not re-stat the memory files each time); default 0: always scan.
+   */
+  maxStalenessMs?: number;
 }
 
 /** What one freshness scan did. */
