@@ -3,6 +3,9 @@
  * a summary must keep, and the summary's audit.
  */
 import type { TranscriptEvent } from "../store/repos/transcript-repo.js";
+import { estimateTokens } from "./context/tokens.js";
+import type { TurnContext } from "./hooks.js";
+import type { ChatMessage } from "./providers/types.js";
 import { toChatMessages } from "./transcript.js";
 
 const SUMMARY_FLOOR_CHARS = 200;
@@ -60,4 +63,20 @@ export function auditSummary(summary: string, identifiers: readonly string[]): s
     return `the summary is shorter than ${SUMMARY_FLOOR_CHARS} characters`;
   const missing = identifiers.filter((id) => !summary.includes(id));
   return missing.length > 0 ? `missing ${missing.slice(0, 20).join(", ")}` : undefined;
+}
+
+/** Tokens of messages as sent: their text plus the wire format's structure. */
+export function estimateMessages(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) {
+    // The wire format's own tokens (roles, block types, ids) come on top of the text.
+    n += 12 + estimateTokens(m.content);
+    if (m.role === "assistant") for (const c of m.toolCalls) n += estimateTokens(c.argumentsJson) + 8;
+  }
+  return n;
+}
+
+/** Tokens of a context: system and messages. */
+export function estimateContext(context: TurnContext): number {
+  return estimateTokens(context.system) + estimateMessages(context.messages);
 }

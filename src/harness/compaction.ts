@@ -30,6 +30,8 @@ import type { ToolRegistry } from "./tools/registry.js";
 import {
   auditSummary,
   chunkByTokens,
+  estimateContext,
+  estimateMessages,
   FLUSH_NOTE,
   identifiersIn,
   renderSpan,
@@ -380,20 +382,6 @@ function callsById(events: readonly TranscriptEvent[]): Map<string, string> {
     if (e.payload.type === "assistant")
       for (const c of e.payload.toolCalls) out.set(c.id, c.argumentsJson.slice(0, 120));
   return out;
-}
-
-function estimateMessages(messages: readonly ChatMessage[]): number {
-  let n = 0;
-  for (const m of messages) {
-    // The wire format's own tokens (roles, block types, ids) come on top of the text.
-    n += 12 + estimateTokens(m.content);
-    if (m.role === "assistant") for (const c of m.toolCalls) n += estimateTokens(c.argumentsJson) + 8;
-  }
-  return n;
-}
-
-function estimateContext(context: TurnContext): number {
-  return estimateTokens(context.system) + estimateMessages(context.messages);
 }
 
 /** The newest user message of the old context carried its volatile block: carry it over. */
