@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 import { chooseProvider } from "../config/provider-choice.js";
-import { coolingLines, coolingProfiles } from "../gateway/status-snapshot.js";
+import { coolingLines, coolingProfiles, type SpendCaps, spendSummary } from "../gateway/status-snapshot.js";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { type FoundGateway, describeSource, findGateway, ignoredRuntimeNote } from "./find-gateway.js";
@@ -55,7 +55,7 @@ interface StatusBody {
     day: string;
     spendUsd: number;
     tokens: number;
-    limits: { dailySpendUsd?: number; dailySpendHardUsd?: number };
+    limits: SpendCaps;
   };
 }
 
@@ -134,7 +134,7 @@ export async function runStatus(options: CliOptions): Promise<number> {
     `inbox     ${formatInbox(b.inbox)}`,
     `outbox    ${formatCounts(b.outbox)}`,
     `runs      ${formatCounts(b.runs)}; ${b.sessions} sessions`,
-    ...(b.spend ? [spendLine(b.spend)] : []),
+    ...(b.spend ? [`spend     today (${b.spend.day} UTC): ${spendSummary(b.spend, b.spend.limits)}`] : []),
     ...coolingLines(b.auth?.cooling ?? [], Date.now()),
     ...deadLines(b.deadReplies),
   ];
@@ -267,16 +267,6 @@ function formatInbox(counts: Record<string, number>): string {
   );
   for (const [key, n] of Object.entries(counts)) if (!known.has(key)) parts.push(`${key} ${n}`);
   return parts.join(", ");
-}
-
-/** Today's spend against the daily caps. */
-function spendLine(spend: NonNullable<StatusBody["spend"]>): string {
-  const { dailySpendUsd: soft, dailySpendHardUsd: hard } = spend.limits;
-  const caps = [
-    soft !== undefined ? `background pauses at $${soft.toFixed(2)}` : "",
-    hard !== undefined ? `all stops at $${hard.toFixed(2)}` : "",
-  ].filter(Boolean);
-  return `spend     $${spend.spendUsd.toFixed(2)} and ${spend.tokens.toLocaleString("en-US")} tokens today (${spend.day} UTC); ${caps.length > 0 ? caps.join(", ") : "no daily cap"}`;
 }
 
 function formatCounts(counts: Record<string, number>): string {

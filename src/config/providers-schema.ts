@@ -3,6 +3,7 @@
  * their auth profiles, cooldowns by failure kind), `limits` (token and spend caps) and `prices`.
  */
 import { z } from "zod";
+import { type CooldownCurve, DEFAULT_COOLDOWNS } from "../harness/models/cooldown.js";
 import { PROVIDER_NAME_PATTERN } from "../harness/providers/model-ref.js";
 import { section } from "../util/zod-sections.js";
 
@@ -77,7 +78,7 @@ const namedProvider = z
   });
 
 /** A cooldown: `baseMs` after the first failure, × `factor` per further consecutive one, at most `maxMs`. */
-function cooldown(baseMs: number, factor: number, maxMs: number) {
+function cooldown({ baseMs, factor, maxMs }: CooldownCurve) {
   return section({
     baseMs: z.number().int().min(0).default(baseMs),
     factor: z.number().min(1).default(factor),
@@ -88,16 +89,16 @@ function cooldown(baseMs: number, factor: number, maxMs: number) {
 /** How long a profile rests after each kind of failure (invalid requests and overflows never cool one). */
 export const cooldownsSettings = section({
   /** Without the server's `retry-after`: 60 s, ×5 per consecutive failure, at most 1 h. */
-  rate_limit: cooldown(60_000, 5, 3_600_000),
-  overloaded: cooldown(30_000, 2, 300_000),
+  rate_limit: cooldown(DEFAULT_COOLDOWNS.rate_limit),
+  overloaded: cooldown(DEFAULT_COOLDOWNS.overloaded),
   /** A rejected key: 5 min, then longer (doctor and status warn). */
-  auth: cooldown(300_000, 4, 86_400_000),
+  auth: cooldown(DEFAULT_COOLDOWNS.auth),
   /** Out of credit or quota: 5 h, doubling to 24 h. */
-  billing: cooldown(18_000_000, 2, 86_400_000),
-  timeout: cooldown(2_000, 2, 60_000),
-  network: cooldown(2_000, 2, 60_000),
+  billing: cooldown(DEFAULT_COOLDOWNS.billing),
+  timeout: cooldown(DEFAULT_COOLDOWNS.timeout),
+  network: cooldown(DEFAULT_COOLDOWNS.network),
   /** A failure the classifier does not know: short, like a network blip. */
-  unknown: cooldown(5_000, 2, 60_000),
+  unknown: cooldown(DEFAULT_COOLDOWNS.unknown),
 });
 
 /** Names under `providers:` that are not providers. */

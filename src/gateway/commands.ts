@@ -7,6 +7,7 @@ import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
 import type { LaneQueue } from "./lanes/lane-queue.js";
+import { type SpendCaps, spendSummary } from "./status-snapshot.js";
 
 /** The slice of the model router commands read. */
 export interface CommandModels {
@@ -19,12 +20,7 @@ export interface CommandModels {
 /** The slice of the usage meter commands read. */
 export interface CommandUsage {
   today(): { spendUsd: number; tokens: number };
-  readonly limits: {
-    dailySpendUsd?: number | undefined;
-    dailySpendHardUsd?: number | undefined;
-    maxTokensPerRun?: number | undefined;
-    sessionDailyTokens?: number | undefined;
-  };
+  readonly limits: SpendCaps;
 }
 
 export type ChatCommand = "new" | "stop" | "status" | "model" | "compact" | "help";
@@ -99,7 +95,7 @@ export async function runCommand(
         `This session: ${lanes.isBusy(sessionKey) ? "running" : "idle"}, ${lanes.pendingCount(sessionKey)} waiting`,
         `Gateway: ${stats.running} running, ${stats.pending.human + stats.pending.normal + stats.pending.background} waiting, ${stats.lanes} active sessions`,
       ];
-      if (ctx.usage) lines.push(spendLine(ctx.usage));
+      if (ctx.usage) lines.push(`Today (UTC): ${spendSummary(ctx.usage.today(), ctx.usage.limits)}`);
       return lines.join("\n");
     }
     case "model":
@@ -119,20 +115,6 @@ function argumentOf(text: string): string {
     .trim()
     .replace(/^\/\S+\s*/, "")
     .trim();
-}
-
-/** Today's spend against the caps, in one line. */
-function spendLine(usage: CommandUsage): string {
-  const { spendUsd, tokens } = usage.today();
-  const l = usage.limits;
-  const caps = [
-    l.dailySpendUsd !== undefined ? `background pauses at $${l.dailySpendUsd.toFixed(2)}` : undefined,
-    l.dailySpendHardUsd !== undefined ? `everything stops at $${l.dailySpendHardUsd.toFixed(2)}` : undefined,
-    l.sessionDailyTokens !== undefined
-      ? `${l.sessionDailyTokens.toLocaleString("en-US")} tokens per session`
-      : undefined,
-  ].filter(Boolean);
-  return `Today (UTC): $${spendUsd.toFixed(2)}, ${tokens.toLocaleString("en-US")} tokens${caps.length > 0 ? `; caps: ${caps.join(", ")}` : "; no daily cap"}`;
 }
 
 /** `/model`: the chain and the model in use; `/model <ref>` chooses one (strict); `/model default` clears. */

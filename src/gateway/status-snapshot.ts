@@ -32,6 +32,29 @@ export interface StatusSources {
   usage?: { today(): { day: string; spendUsd: number; tokens: number }; readonly limits: object };
 }
 
+/** The caps `limits:` may set, as status and /status show them. */
+export interface SpendCaps {
+  dailySpendUsd?: number | undefined;
+  dailySpendHardUsd?: number | undefined;
+  sessionDailyTokens?: number | undefined;
+}
+
+/** Today's spend against the caps, one phrase: `$0.42, 12,345 tokens; caps: …` (the chat's /status and `switchyard status`). */
+export function spendSummary(spend: { spendUsd: number; tokens: number }, limits: SpendCaps): string {
+  const caps = [
+    limits.dailySpendUsd !== undefined
+      ? `background pauses at $${limits.dailySpendUsd.toFixed(2)}`
+      : undefined,
+    limits.dailySpendHardUsd !== undefined
+      ? `everything stops at $${limits.dailySpendHardUsd.toFixed(2)}`
+      : undefined,
+    limits.sessionDailyTokens !== undefined
+      ? `${limits.sessionDailyTokens.toLocaleString("en-US")} tokens per session`
+      : undefined,
+  ].filter(Boolean);
+  return `$${spend.spendUsd.toFixed(2)}, ${spend.tokens.toLocaleString("en-US")} tokens${caps.length > 0 ? `; caps: ${caps.join(", ")}` : "; no daily cap"}`;
+}
+
 /** The auth profiles cooling now, for status (a profile that never failed has no state). */
 export function coolingProfiles(states: readonly AuthProfileState[], now: number) {
   return states

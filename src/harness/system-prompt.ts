@@ -258,8 +258,11 @@ function firstLine(text: string): string {
 /** Keeps the head 70% and tail 20% of `budget` tokens around a marker saying where the whole file is. */
 function cutToTokens(text: string, budget: number, name: string, tokens: number): string {
   const ratio = text.length / Math.max(1, tokens);
-  const headEnd = Math.floor(budget * HEAD_SHARE * ratio);
-  const tailStart = text.length - Math.floor(budget * TAIL_SHARE * ratio);
+  let headEnd = Math.floor(budget * HEAD_SHARE * ratio);
+  let tailStart = text.length - Math.floor(budget * TAIL_SHARE * ratio);
+  // Never split a surrogate pair: drop the lone half instead.
+  if (isHighSurrogate(text.charCodeAt(headEnd - 1))) headEnd--;
+  if (isLowSurrogate(text.charCodeAt(tailStart))) tailStart++;
   return `${text.slice(0, headEnd)}\n[… about ${tokens - budget} tokens of ${name} cut here; the whole file is ${name} in the workspace: read it with read_file …]\n${text.slice(tailStart)}`;
 }
 
@@ -268,4 +271,12 @@ function capTail(text: string, budget: number): string {
   const max = budget * CHARS_PER_TOKEN;
   if (text.length <= max) return text;
   return `[… earlier notes cut; read the files in memory/ …]\n${text.slice(text.length - max)}`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }

@@ -138,6 +138,24 @@ describe("Compactor", () => {
     expect(existsSync(join(dir, ".agent-output"))).toBe(true);
   });
 
+  it("under the threshold nothing happens, unless /compact asked for it", async () => {
+    const { compactor, turn } = setup(
+      (req) =>
+        `## Goal\nproject ${ID}\n${"careful summary ".repeat(20)}${identifiersIn(JSON.stringify(req.messages)).join(" ")}`,
+    );
+    const small = { system: "sys", messages: toChatMessages(events.slice(0, 7)) };
+    const count = events.length;
+    expect(await compactor.hooks().transformContext?.(small, turn)).toBe(small);
+    expect(events).toHaveLength(count);
+    compactor.request("s");
+    await compactor.hooks().transformContext?.(small, turn);
+    expect(events.at(-1)?.payload.type).toBe("compaction");
+    // Asked once: the next turn is back to the threshold rule.
+    const after = events.length;
+    await compactor.hooks().transformContext?.(small, turn);
+    expect(events).toHaveLength(after);
+  });
+
   it("audits summaries: empty, too short, or missing identifiers", () => {
     expect(auditSummary("", [])).toBe("the summary is empty");
     expect(auditSummary("short", [])).toMatch(/shorter than 200/);

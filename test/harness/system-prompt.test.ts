@@ -100,6 +100,30 @@ describe("SystemPrompt", () => {
     );
   });
 
+  it("puts the context files in a fixed order under headers, a missing one marked in one line", async () => {
+    rmSync(join(dir, "USER.md"));
+    const built = await new SystemPrompt({ workspaceDir: dir }).build(direct, TOOLS, new Date());
+    const order = ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "MEMORY.md"].map((f) =>
+      built.stable.indexOf(`## ${f}\n`),
+    );
+    expect(order.every((p) => p > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(built.stable).toContain("## USER.md\n\n(missing)\n");
+  });
+
+  it("never splits a surrogate pair where it cuts a file", async () => {
+    writeFileSync(join(dir, "TOOLS.md"), "😀".repeat(5_000));
+    const built = await new SystemPrompt({ workspaceDir: dir, maxTokensPerFile: 301 }).build(
+      direct,
+      TOOLS,
+      new Date(),
+    );
+    expect(built.cut).toEqual(["TOOLS.md"]);
+    expect(built.stable).not.toMatch(
+      /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/,
+    );
+  });
+
   it("a SYSTEM.md in the workspace replaces the base instructions", async () => {
     writeFileSync(join(dir, "SYSTEM.md"), "You are a pirate.\n");
     const built = await new SystemPrompt({ workspaceDir: dir }).build(direct, TOOLS, new Date());

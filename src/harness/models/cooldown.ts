@@ -49,7 +49,7 @@ export function cooldownMs(
   return Math.min(curve.maxMs, Math.round(curve.baseMs * curve.factor ** (n - 1)));
 }
 
-/** The configuration's defaults (config/providers-schema.ts): for routers built without a config. */
+/** The default curves: `providers.cooldowns` defaults to them, and so does a router built without a config. */
 export const DEFAULT_COOLDOWNS: CooldownTable = {
   rate_limit: { baseMs: 60_000, factor: 5, maxMs: 3_600_000 },
   overloaded: { baseMs: 30_000, factor: 2, maxMs: 300_000 },

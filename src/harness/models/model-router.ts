@@ -19,9 +19,10 @@
 import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import { ProviderError } from "../providers/provider-error.js";
+import { MODEL_REF_EXPECTED, MODEL_REF_PATTERN, parseModelRef } from "../providers/model-ref.js";
 import type { ModelProvider, ModelRequest, ProviderEvent } from "../providers/types.js";
 import { AuthProfiles } from "./auth-profiles.js";
-import { COOLING_KINDS, type CooldownTable, DEFAULT_COOLDOWNS } from "./cooldown.js";
+import { type CooldownTable, DEFAULT_COOLDOWNS, isCoolingKind } from "./cooldown.js";
 import { type RouteEntry, SessionRoutes } from "./session-routes.js";
 import { totalTokens } from "./prices.js";
 import type { UsageContext, UsageMeter } from "./usage-meter.js";
@@ -161,10 +162,8 @@ export class ModelRouter implements ModelAccess {
 
   /** Why `ref` cannot be chosen with `/model`, or undefined when it can. */
   refusal(ref: string): string | undefined {
-    const slash = ref.indexOf("/");
-    if (slash <= 0 || slash === ref.length - 1)
-      return `"${ref}" is not a model reference (expected provider/model)`;
-    const provider = ref.slice(0, slash);
+    if (!MODEL_REF_PATTERN.test(ref)) return `"${ref}" is not a model reference (${MODEL_REF_EXPECTED})`;
+    const { provider } = parseModelRef(ref);
     if (this.simulated)
       return "replies are simulated (no model API key is configured), so there is no model to choose";
     if (!this.#o.profiles[provider]?.length) {
@@ -184,7 +183,7 @@ export class ModelRouter implements ModelAccess {
     }
     const route = this.#routes.get(sessionKey);
     const strict = ctx?.modelOverride ? ctx.modelOverride : undefined;
-    const entries = strict ? [entryOf(strict)] : this.#routes.entries(route);
+    const entries = strict ? [{ ref: strict, ...parseModelRef(strict) }] : this.#routes.entries(route);
     const budgetStart = clock.now();
     let attempt = 0;
     let waitedMs = 0;
@@ -296,7 +295,7 @@ export class ModelRouter implements ModelAccess {
       }
       this.authProfiles.failed(entry.provider, profileId, failure);
       route.pins.delete(entry.provider);
-      if (!(COOLING_KINDS as readonly string[]).includes(failure.kind)) {
+      if (!isCoolingKind(failure.kind)) {
         yield { type: "error", error: failure };
         return;
       }
@@ -353,11 +352,6 @@ export class ModelRouter implements ModelAccess {
     }
     return adapter;
   }
-}
-
-function entryOf(ref: string): RouteEntry {
-  const slash = ref.indexOf("/");
-  return { ref, provider: ref.slice(0, slash), model: ref.slice(slash + 1) };
 }
 
 /** The note the first request to a new model carries. */
