@@ -62,7 +62,11 @@ export interface OutboundMessage extends ChatTarget {
   /** Platform message id this replies to, if the platform threads replies. */
   replyTo?: string;
   text: string;
-  /** Stable across retries of the same chunk; platforms with idempotent sends (Discord nonce) use it. */
+  /**
+   * Stable across retries of the same chunk and unique per install (`outbox-<id>-<created>`):
+   * platforms with idempotent sends (a Discord nonce) or sent-message lookups (Slack metadata)
+   * use it.
+   */
   idempotencyKey: string;
   /** The inbound sender, for channels that route replies by person (HTTP mailbox). */
   recipientId?: string;
@@ -140,6 +144,14 @@ export interface Channel {
   prepare?(markdown: string): string[];
   /** Send one chunk. Throws ChannelSendError. */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt>;
+  /**
+   * Whether `message` (by its idempotencyKey) already reached its chat. Asked before a row in
+   * doubt is sent again (an earlier send was interrupted or timed out, and may have arrived):
+   * the receipt when it is there, undefined when it is not. Throws ChannelSendError when it
+   * cannot tell; the row is then retried later, never posted blind. Absent: the row is sent
+   * again (Telegram; Discord's nonce makes the resend itself idempotent).
+   */
+  findSent?(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt | undefined>;
   /** Show "typing…" for the target; the caller refreshes it while a run works. */
   typing?(target: ChatTarget): Promise<void>;
   /** Replace the text of a message this channel sent. */

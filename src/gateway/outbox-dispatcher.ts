@@ -25,9 +25,10 @@ import { OutboxSender } from "./outbox-send.js";
  * no send slot, so neither idle() nor stop() waits on a broken store. What is left `sending`
  * when the process stops or dies (a send interrupted by stop(), a receipt never recorded) goes
  * back to `pending` once its claim's lease has run out (OutboxRepo.resetExpired, at the next
- * start or a live gateway's takeover sweep), so that one chunk can be sent twice;
- * so can a send that timed out but reached the platform. Channels with idempotent sends get a
- * stable `idempotencyKey` (`outbox-<id>`) to close that window.
+ * start or a live gateway's takeover sweep), in doubt, so that one chunk can be sent twice;
+ * so can a send that timed out but reached the platform. Channels close that window where their
+ * platform allows: every send carries a stable `idempotencyKey` (`outbox-<id>-<created>`, for a
+ * Discord nonce), and a row in doubt is first looked up by it (`Channel.findSent`, Slack).
  */
 export class OutboxDispatcher {
   readonly #o: Settings;

@@ -2,7 +2,8 @@
  * One outbox send: the row's channel sends it under a time limit and the dispatcher's stop, and
  * the outcome is recorded — `sent` with the platform's id, a retry with backoff (the platform's
  * retry-after when it names one), or `dead` (a permanent error, the attempts spent, or no such
- * channel here).
+ * channel here). A row in doubt (an earlier send may have arrived) is first looked up where its
+ * channel can (`findSent`): found, it is recorded sent and not posted again.
  */
 import type { Channel, ChatTarget, OutboundMessage, SendReceipt } from "../channels/types.js";
 import { ChannelSendError } from "../channels/errors.js";
@@ -59,7 +60,7 @@ export class OutboxSender {
       );
       return;
     }
-    let receipt: SendReceipt;
+    let receipt: SendReceipt & { found?: boolean };
     try {
       receipt = await this.#send(channel, row, log);
     } catch (err) {
@@ -71,13 +72,37 @@ export class OutboxSender {
       await this.#failed(row, toSendError(err), log);
       return;
     }
-    const { platformMessageId } = receipt;
+    const { platformMessageId, found } = receipt;
     await this.#o.outcomes.record(
       log,
       "sent",
       (now) => store.outbox.markSent(row.id, platformMessageId, now),
-      () => metrics.outbound.inc({ channel: row.target.channel, result: "sent" }),
+      () => {
+        if (found)
+          log.info(
+            { platformMessageId },
+            "reply was delivered before its send was interrupted; recorded as sent, not posted again",
+          );
+        metrics.outbound.inc({ channel: row.target.channel, result: found ? "found" : "sent" });
+      },
     );
+  }
+
+  /**
+   * channel.send — or, for a row in doubt on a channel that can look its messages up, that
+   * lookup first: a receipt it finds is the outcome (`found`), and only a miss is sent.
+   */
+  async #deliver(
+    channel: Channel,
+    row: OutboxRecord,
+    message: OutboundMessage,
+    signal: AbortSignal,
+  ): Promise<SendReceipt & { found?: boolean }> {
+    if (row.inDoubt && channel.findSent) {
+      const earlier = await channel.findSent(message, signal);
+      if (earlier) return { ...earlier, found: true };
+    }
+    return channel.send(message, signal);
   }
 
   /**
@@ -85,13 +110,13 @@ export class OutboxSender {
    * when the send does, when the timeout fires (a transient ChannelSendError), or when stop()
    * stops waiting: a send that ignores its signal cannot hold the dispatcher.
    */
-  async #send(channel: Channel, row: OutboxRecord, log: Logger): Promise<SendReceipt> {
+  async #send(channel: Channel, row: OutboxRecord, log: Logger): Promise<SendReceipt & { found?: boolean }> {
     const message: OutboundMessage = {
       ...row.target,
       ...(row.replyTo ? { replyTo: row.replyTo } : {}),
       ...(row.recipientId ? { recipientId: row.recipientId } : {}),
       text: row.text,
-      idempotencyKey: `outbox-${row.id}`,
+      idempotencyKey: idempotencyKeyOf(row),
     };
     const { sendTimeoutMs, clock } = this.#o;
     const controller = new AbortController();
@@ -117,7 +142,7 @@ export class OutboxSender {
     this.#o.stopping.addEventListener("abort", onStop, { once: true });
     this.#o.abandon.addEventListener("abort", onAbandon, { once: true });
     if (this.#o.stopping.aborted) onStop();
-    const sending = (async () => channel.send(message, controller.signal))();
+    const sending = (async () => this.#deliver(channel, row, message, controller.signal))();
     sending.then(
       (late) => {
         if (!abandoned) return;
@@ -159,13 +184,26 @@ export class OutboxSender {
     await this.#o.outcomes.record(
       log,
       "retry",
-      (now) => store.outbox.markRetry(row.id, error, now + retryInMs, now, this.#o.ownership?.owner),
+      (now) =>
+        store.outbox.markRetry(row.id, error, now + retryInMs, now, this.#o.ownership?.owner, {
+          // A transient failure (a timeout, a dropped connection, a 5xx) does not say the
+          // platform did not post it; a rate limit does.
+          inDoubt: sendError.kind === "transient",
+        }),
       () => {
         log.warn({ ...detail, retryInMs }, "send failed; will retry");
         metrics.outbound.inc({ channel: row.target.channel, result: "retry" });
       },
     );
   }
+}
+
+/**
+ * The row's idempotency key: its id and creation time, so a key stays unique when a home is
+ * wiped and ids start again (a platform lookup by key must never match an older install's post).
+ */
+export function idempotencyKeyOf(row: Pick<OutboxRecord, "id" | "createdAt">): string {
+  return `outbox-${row.id}-${row.createdAt.toString(36)}`;
 }
 
 /** Any failure of channel.send as a ChannelSendError; a failure of unknown shape is transient. */

@@ -57,9 +57,10 @@ export async function recover(deps: RecoveryDeps): Promise<Recovered> {
 
 /**
  * Takes over work whose owner's lease expired (a crashed or stalled gateway): sends left
- * `sending` go back to `pending` — each may have reached its chat already, so it is counted in
- * `switchyard_outbox_resent_total` and logged (a platform without an idempotency key, such as
- * Telegram, shows it twice) — and runs left `running` go back to `queued`. A live owner's work
+ * `sending` go back to `pending`, in doubt — each may have reached its chat already, so it is
+ * counted in `switchyard_outbox_resent_total` and logged, and a channel that can look its
+ * messages up (Slack) checks before sending it again; one that cannot (Telegram) may show it
+ * twice — and runs left `running` go back to `queued`. A live owner's work
  * is never touched.
  */
 export async function takeOver(
@@ -71,7 +72,7 @@ export async function takeOver(
     metrics.outboxResent.inc({ channel: row.target.channel });
     logger.warn(
       { outboxId: row.id, channel: row.target.channel, chatId: row.target.chatId, seq: row.seq },
-      "reply chunk was mid-send when its gateway stopped; sending it again (it may arrive twice)",
+      "reply chunk was mid-send when its gateway stopped; sending it again (channels that can look their messages up check first; others may show it twice)",
     );
   }
   const requeued = (await store.inbox.requeueExpired(clock.now())).length;

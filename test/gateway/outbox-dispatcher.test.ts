@@ -209,7 +209,11 @@ describe("OutboxDispatcher", () => {
     await seedTurn(store, clock, ["one", "two", "three"]);
     await pass();
     expect(channel.sent.map((m) => m.text)).toEqual(["one", "two", "three"]);
-    expect(channel.sent.map((m) => m.idempotencyKey)).toEqual(["outbox-1", "outbox-2", "outbox-3"]);
+    const rows0 = await store.outbox.listByState("sent", 10);
+    expect(channel.sent.map((m) => m.idempotencyKey)).toEqual(
+      rows0.map((r) => `outbox-${r.id}-${r.createdAt.toString(36)}`),
+    );
+    expect(channel.sent[0]?.idempotencyKey).toMatch(/^outbox-1-[0-9a-z]+$/);
     const rows = await store.outbox.listByState("sent", 10);
     expect(rows.map((r) => r.platformMessageId)).toEqual(["p1", "p2", "p3"]);
   });
@@ -336,6 +340,79 @@ describe("OutboxDispatcher", () => {
     clock.advance(1_000);
     await pass();
     expect(channel.sent.map((m) => m.text)).toEqual(["stuck"]);
+  });
+
+  describe("a row in doubt (an earlier send may have arrived)", () => {
+    /** The channel can look its messages up; `delivered` holds the keys the platform has. */
+    const lookups: string[] = [];
+    const delivered = new Map<string, string>();
+    let lookupFailure: Error | undefined;
+    beforeEach(() => {
+      lookups.length = 0;
+      delivered.clear();
+      lookupFailure = undefined;
+      Object.assign(channel, {
+        findSent: async (m: OutboundMessage) => {
+          lookups.push(m.idempotencyKey);
+          if (lookupFailure) throw lookupFailure;
+          const id = delivered.get(m.idempotencyKey);
+          return id ? { platformMessageId: id } : undefined;
+        },
+      });
+    });
+
+    it("a timed-out send that did arrive is found by its key and recorded, not posted again", async () => {
+      await seedTurn(store, clock, ["once"]);
+      channel.failures.push(new ChannelSendError("transient", "socket hang up"));
+      await pass();
+      const row = await store.outbox.get(1);
+      expect(row).toMatchObject({ state: "pending", inDoubt: true });
+      delivered.set(`outbox-1-${row?.createdAt.toString(36)}`, "p-earlier");
+      clock.advance(1_000);
+      await pass();
+      expect(lookups).toHaveLength(1);
+      expect(channel.sent).toHaveLength(0);
+      expect(await store.outbox.get(1)).toMatchObject({ state: "sent", platformMessageId: "p-earlier" });
+    });
+
+    it("a row taken over from `sending` is looked up, then sent when it is not there", async () => {
+      await seedTurn(store, clock, ["retaken"]);
+      await store.outbox.claimDue(clock.now(), 10, {
+        owner: "dead",
+        ttlMs: 1_000,
+        hosted: [{ channel: "console", accountId: "default" }],
+      });
+      clock.advance(1_001);
+      const [reset] = await store.outbox.resetExpired(clock.now());
+      expect(reset).toMatchObject({ state: "pending", inDoubt: true });
+      await pass();
+      expect(lookups).toHaveLength(1);
+      expect(channel.sent.map((m) => m.text)).toEqual(["retaken"]);
+    });
+
+    it("a lookup that cannot tell is retried later, never posted blind; a rate limit puts no row in doubt", async () => {
+      await seedTurn(store, clock, ["unsure"]);
+      channel.failures.push(new ChannelSendError("rate_limit", "429", { retryAfterMs: 1_000 }));
+      await pass();
+      expect(await store.outbox.get(1)).toMatchObject({ state: "pending", inDoubt: false });
+      channel.failures.push(new ChannelSendError("transient", "timeout"));
+      clock.advance(1_000);
+      await pass();
+      lookupFailure = new ChannelSendError("transient", "history unavailable");
+      clock.advance(60_000);
+      await pass();
+      // The third attempt (maxAttempts) was the lookup's: nothing was ever posted blind.
+      expect(channel.sent).toHaveLength(0);
+      expect(lookups).toHaveLength(1);
+      expect(await store.outbox.get(1)).toMatchObject({ state: "dead", attempts: 3, inDoubt: true });
+    });
+
+    it("a row never in doubt is sent without a lookup", async () => {
+      await seedTurn(store, clock, ["fresh"]);
+      await pass();
+      expect(lookups).toHaveLength(0);
+      expect(channel.sent).toHaveLength(1);
+    });
   });
 
   it("keeps sending to other chats while one chat's send is slow", async () => {

@@ -48,6 +48,12 @@ export interface OutboxRecord extends OutboxInsert {
    * `recipientId` becomes `sent`, else null.
    */
   mailboxCursor: number | null;
+  /**
+   * An earlier send of this row may have reached its chat: it was interrupted (taken over from
+   * `sending`) or failed in a way that does not say it was not delivered (markRetry's
+   * `inDoubt`). Once set it stays set. A channel that can look its messages up checks first.
+   */
+  inDoubt: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -99,9 +105,17 @@ export interface OutboxRepo {
   /**
    * sending → pending with attempts + 1 and a later nextAttemptAt. With `owner`, only a row
    * that owner still has claimed: once an expired claim was taken over, the old owner's
-   * outcome must not release a send another process has in flight.
+   * outcome must not release a send another process has in flight. `inDoubt`: the failed send
+   * may have been delivered all the same (a timeout); the row keeps that mark (see inDoubt).
    */
-  markRetry(id: number, error: string, nextAttemptAt: number, now: number, owner?: string): Promise<void>;
+  markRetry(
+    id: number,
+    error: string,
+    nextAttemptAt: number,
+    now: number,
+    owner?: string,
+    options?: { inDoubt?: boolean },
+  ): Promise<void>;
   /**
    * pending or sending → dead. From `sending` (a claimed row whose send failed) attempts + 1,
    * as in markRetry, so a row that failed `maxAttempts` sends shows `maxAttempts`. With
@@ -119,9 +133,9 @@ export interface OutboxRepo {
   ): Promise<OutboxRecord[]>;
   /**
    * Takes over interrupted sends: `sending` rows whose lease expired (`leaseUntil <= now`) go
-   * back to `pending` with no owner. A row under a live lease is never touched. Returns the
-   * rows it moved, by id: each may have been delivered already and may reach its chat twice
-   * (the caller counts them in `switchyard_outbox_resent_total`).
+   * back to `pending` with no owner, marked inDoubt. A row under a live lease is never touched.
+   * Returns the rows it moved, by id: each may have been delivered already (the caller counts
+   * them in `switchyard_outbox_resent_total`).
    */
   resetExpired(now: number): Promise<OutboxRecord[]>;
   get(id: number): Promise<OutboxRecord | undefined>;

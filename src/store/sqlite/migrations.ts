@@ -301,6 +301,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN model TEXT;
     `,
   },
+  {
+    version: 7,
+    name: "outbox rows whose earlier send may have been delivered",
+    // Set when a send was interrupted (its row taken over from \`sending\`) or failed in a way
+    // that may still have delivered it (a timeout, a dropped connection); a channel that can
+    // look its sent messages up (Slack) checks before it sends such a row again.
+    sql: `
+      ALTER TABLE outbox ADD COLUMN in_doubt INTEGER NOT NULL DEFAULT 0 CHECK (in_doubt IN (0, 1));
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

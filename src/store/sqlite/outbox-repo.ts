@@ -68,7 +68,16 @@ export class SqliteOutboxRepo implements OutboxRepo {
     [{ platformMessageId: string; cursor: number | null; now: number; id: number }]
   >;
   readonly #toRetry: Statement<
-    [{ error: string; nextAttemptAt: number; now: number; id: number; owner: string | null }]
+    [
+      {
+        error: string;
+        nextAttemptAt: number;
+        now: number;
+        id: number;
+        owner: string | null;
+        inDoubt: 0 | 1;
+      },
+    ]
   >;
   readonly #toDead: Statement<[{ error: string; now: number; id: number; owner: string | null }]>;
   readonly #expire: Statement<[{ now: number; cutoff: number; hosted: string | null }], OutboxRow>;
@@ -121,7 +130,8 @@ export class SqliteOutboxRepo implements OutboxRepo {
     );
     this.#toRetry = db.prepare(
       `UPDATE outbox SET state = 'pending', attempts = attempts + 1, last_error = @error,
-         next_attempt_at = @nextAttemptAt, owner = NULL, lease_until = NULL, updated_at = @now
+         next_attempt_at = @nextAttemptAt, owner = NULL, lease_until = NULL, updated_at = @now,
+         in_doubt = MAX(in_doubt, @inDoubt)
        WHERE id = @id AND state = 'sending' AND (@owner IS NULL OR owner = @owner)`,
     );
     // From `sending` the row died of a failed attempt, which counts like a retry's.
@@ -138,7 +148,8 @@ export class SqliteOutboxRepo implements OutboxRepo {
     );
     // The IN terms let the planner use the partial index outbox_chat_unsent.
     this.#resetExpired = db.prepare(
-      `UPDATE outbox SET state = 'pending', owner = NULL, lease_until = NULL, updated_at = @now
+      `UPDATE outbox SET state = 'pending', owner = NULL, lease_until = NULL, updated_at = @now,
+         in_doubt = 1
        WHERE state IN ('pending', 'sending') AND state = 'sending' AND IFNULL(lease_until, 0) <= @now
        RETURNING *`,
     );
@@ -199,8 +210,16 @@ export class SqliteOutboxRepo implements OutboxRepo {
     nextAttemptAt: number,
     now: number,
     owner?: string,
+    options?: { inDoubt?: boolean },
   ): Promise<void> {
-    const params = { error: this.#redact(error), nextAttemptAt, now, id, owner: owner ?? null };
+    const params = {
+      error: this.#redact(error),
+      nextAttemptAt,
+      now,
+      id,
+      owner: owner ?? null,
+      inDoubt: options?.inDoubt ? (1 as const) : (0 as const),
+    };
     guard(this.#path, () => this.#toRetry.run(params));
   }
 

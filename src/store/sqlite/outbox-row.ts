@@ -28,6 +28,7 @@ export interface OutboxRow {
   owner: string | null;
   lease_until: number | null;
   mailbox_cursor: number | null;
+  in_doubt: 0 | 1;
   created_at: number;
   updated_at: number;
 }
@@ -85,6 +86,7 @@ export function toOutboxRecord(row: OutboxRow): OutboxRecord {
     owner: row.owner,
     leaseUntil: row.lease_until,
     mailboxCursor: row.mailbox_cursor,
+    inDoubt: row.in_doubt === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -56,6 +56,28 @@ export function outboxContract(ctx: StoreContext): void {
       expect(await store.outbox.get(a0!.id)).toMatchObject({ state: "sent", platformMessageId: "p-a0" });
     });
 
+    it("marks a row in doubt when a send may have arrived, and keeps the mark", async () => {
+      const [r0] = await seedReply(store, chat("c1"), ["d0"], T0);
+      expect(await store.outbox.get(r0!.id)).toMatchObject({ inDoubt: false });
+      await store.outbox.claimDue(T0, 10);
+      await store.outbox.markRetry(r0!.id, "429", T0 + 1, T0 + 1);
+      expect(await store.outbox.get(r0!.id)).toMatchObject({ inDoubt: false });
+      await store.outbox.claimDue(T0 + 1, 10);
+      await store.outbox.markRetry(r0!.id, "timeout", T0 + 2, T0 + 2, undefined, { inDoubt: true });
+      expect(await store.outbox.get(r0!.id)).toMatchObject({ state: "pending", inDoubt: true });
+      await store.outbox.claimDue(T0 + 2, 10);
+      await store.outbox.markRetry(r0!.id, "429", T0 + 3, T0 + 3);
+      expect(await store.outbox.get(r0!.id)).toMatchObject({ inDoubt: true });
+      const [r1] = await seedReply(store, chat("c2"), ["d1"], T0);
+      await store.outbox.claimDue(T0 + 3, 10, {
+        owner: "gone",
+        ttlMs: 10,
+        hosted: [{ channel: "telegram", accountId: "default" }],
+      });
+      const reset = await store.outbox.resetExpired(T0 + 20);
+      expect(reset.map((r) => [r.id, r.inDoubt])).toEqual([[r1!.id, true]]);
+    });
+
     it("a retried row holds back later rows of its chat until it is sent", async () => {
       const [r0, r1] = await seedReply(store, chat("c1"), ["r0", "r1"], T0);
       await store.outbox.claimDue(T0, 10);
