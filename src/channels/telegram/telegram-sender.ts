@@ -10,7 +10,7 @@ import { ChannelSendError } from "../errors.js";
 import type { ChatTarget, OutboundMessage, SendReceipt } from "../types.js";
 import { type TelegramFailure, toSendError } from "./errors.js";
 import { htmlToText, renderTelegramChunks } from "./format.js";
-import { messageIdOf, StreamingPreviews } from "./preview.js";
+import { type PreviewApi, type PreviewTarget, StreamingPreviews } from "../preview.js";
 import type { TelegramChannelOptions } from "./telegram-channel.js";
 
 /** grammY types its AbortSignal from the abort-controller shim; Node's own is what it gets at run time. */
@@ -39,7 +39,10 @@ export class TelegramSender {
   constructor(options: TelegramSenderOptions) {
     this.#o = options;
     this.#previews = new StreamingPreviews({
-      api: () => options.bot()?.api,
+      api: () => {
+        const bot = options.bot();
+        return bot ? previewApi(bot) : undefined;
+      },
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       clock: options.clock,
       logger: options.logger,
@@ -64,10 +67,16 @@ export class TelegramSender {
     const preview = await this.#previews.take(message);
     try {
       if (preview) {
-        const finished = await this.#finishPreview(bot, chatId, preview.messageId, message.text, abort);
+        const finished = await this.#finishPreview(
+          bot,
+          chatId,
+          Number(preview.messageId),
+          message.text,
+          abort,
+        );
         // Done, or gone (deleted by the user): either way the preview is forgotten.
         preview.done();
-        if (finished) return { platformMessageId: String(preview.messageId) };
+        if (finished) return { platformMessageId: preview.messageId };
       }
       const other = {
         ...(threadId ? { message_thread_id: threadId } : {}),
@@ -184,4 +193,29 @@ export class TelegramSender {
       this.#o.logger.warn({ chatId, err: sendError.message }, "Telegram refused the message");
     return sendError;
   }
+}
+
+/** Telegram's calls for a streaming preview: a reply in the turn's chat and topic, then edits. */
+function previewApi(bot: Bot): PreviewApi {
+  return {
+    post: async (target: PreviewTarget, text: string) => {
+      const threadId = target.threadId ? Number(target.threadId) : undefined;
+      const replyId = messageIdOf(target.replyTo);
+      const sent = await bot.api.sendMessage(target.chatId, text, {
+        ...(threadId ? { message_thread_id: threadId } : {}),
+        ...(replyId !== undefined
+          ? { reply_parameters: { message_id: replyId, allow_sending_without_reply: true } }
+          : {}),
+      });
+      return String(sent.message_id);
+    },
+    update: (target, messageId, text) => bot.api.editMessageText(target.chatId, Number(messageId), text),
+  };
+}
+
+/** `<chat>:<message id>` (the channel's platformMessageId) → the message id. */
+export function messageIdOf(platformMessageId: string | undefined): number | undefined {
+  if (!platformMessageId) return undefined;
+  const id = Number(platformMessageId.split(":").pop());
+  return Number.isInteger(id) && id > 0 ? id : undefined;
 }

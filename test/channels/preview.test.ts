@@ -1,12 +1,12 @@
 /**
- * StreamingPreviews on its own, on a ManualClock with an in-test Bot API seam: a reset (a model
+ * StreamingPreviews on its own, on a ManualClock with an in-test platform seam: a reset (a model
  * call failed part-way) drops the discarded text, and the preview message — never a second one —
  * is edited to the text that replaces it, no sooner than the edit interval allows.
  */
 import { describe, expect, it } from "vitest";
-import { type PreviewApi, StreamingPreviews } from "../../../src/channels/telegram/preview.js";
-import { ManualClock } from "../../../src/util/clock.js";
-import { silentLogger } from "../../../src/util/logger.js";
+import { type PreviewApi, StreamingPreviews } from "../../src/channels/preview.js";
+import { ManualClock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
 
 /** Records calls; `hold()` keeps the next call pending until its release is called. */
 class RecordingApi implements PreviewApi {
@@ -22,13 +22,13 @@ class RecordingApi implements PreviewApi {
     return release;
   }
 
-  async sendMessage(_chatId: string, text: string): Promise<{ message_id: number }> {
+  async post(_target: unknown, text: string): Promise<string> {
     this.sent.push(text);
     await this.#take();
-    return { message_id: 7 };
+    return "7";
   }
 
-  async editMessageText(_chatId: string, _messageId: number, text: string): Promise<unknown> {
+  async update(_target: unknown, _messageId: string, text: string): Promise<unknown> {
     this.edits.push(text);
     await this.#take();
     return true;

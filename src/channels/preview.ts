@@ -1,32 +1,28 @@
 /**
- * Streaming previews (`streaming: edit`): while a turn runs, one Telegram message shows its text
- * so far, edited at most once per interval; the reply's first chunk then replaces it. A preview
+ * Streaming previews (`streaming: edit`), for every platform that can edit a message it sent:
+ * while a turn runs, one message shows its text so far, edited at most once per interval; the
+ * reply's first chunk then replaces it. A preview
  * belongs to one turn (chat, topic and the message it answers), so a followup turn gets its own.
  * Edits of one preview run one after another; taking a preview for the final text stops the
  * timer and waits for the edit in flight, so a partial edit can never land after the final one.
  */
-import { type Clock, systemClock, type TimerHandle } from "../../util/clock.js";
-import type { Logger } from "../../util/logger.js";
+import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
 
 /** Which turn a preview belongs to. */
 export interface PreviewTarget {
   chatId: string;
   threadId?: string;
-  /** Platform id of the message the turn answers (`<chat>:<message id>`); the preview replies to it. */
+  /** Platform id of the message the turn answers; the preview replies to it. */
   replyTo?: string;
 }
 
-/** The two Bot API calls a preview needs (grammY's `bot.api` satisfies it). */
+/** The two platform calls a preview needs; each channel adapts its own API. */
 export interface PreviewApi {
-  sendMessage(
-    chatId: string,
-    text: string,
-    other: {
-      message_thread_id?: number;
-      reply_parameters?: { message_id: number; allow_sending_without_reply: boolean };
-    },
-  ): Promise<{ message_id: number }>;
-  editMessageText(chatId: string, messageId: number, text: string): Promise<unknown>;
+  /** Posts the preview's first text where the turn's reply will go; resolves its message id. */
+  post(target: PreviewTarget, text: string): Promise<string>;
+  /** Replaces the text of the preview message `messageId`. */
+  update(target: PreviewTarget, messageId: string, text: string): Promise<unknown>;
 }
 
 export interface StreamingPreviewsOptions {
@@ -45,14 +41,14 @@ export interface StreamingPreviewsOptions {
 
 /** A preview handed to the final send. */
 export interface TakenPreview {
-  messageId: number;
+  messageId: string;
   /** The final text is in place: forget the preview. */
   done(): void;
 }
 
 interface Preview {
   /** Set once the preview message exists. */
-  id: number | undefined;
+  id: string | undefined;
   /** Everything streamed so far. */
   text: string;
   /** What the message shows now. */
@@ -66,7 +62,7 @@ interface Preview {
   closed: boolean;
 }
 
-/** The previews of one Telegram account. */
+/** The previews of one channel account. */
 export class StreamingPreviews {
   readonly #o: Required<Omit<StreamingPreviewsOptions, "api" | "logger">> & StreamingPreviewsOptions;
   readonly #previews = new Map<string, Preview>();
@@ -93,7 +89,7 @@ export class StreamingPreviews {
     if (existing) {
       if (existing.closed) return; // the final text is on its way; nothing may overwrite it
       existing.text += text;
-      this.#scheduleEdit(existing, target.chatId);
+      this.#scheduleEdit(existing, target);
       return;
     }
     const api = this.#o.api();
@@ -111,21 +107,14 @@ export class StreamingPreviews {
       closed: false,
     };
     const first = this.#clip(text) || "…";
-    const threadId = target.threadId ? Number(target.threadId) : undefined;
-    const replyId = messageIdOf(target.replyTo);
     preview.inflight = api
-      .sendMessage(target.chatId, first, {
-        ...(threadId ? { message_thread_id: threadId } : {}),
-        ...(replyId !== undefined
-          ? { reply_parameters: { message_id: replyId, allow_sending_without_reply: true } }
-          : {}),
-      })
-      .then((m) => {
-        preview.id = m.message_id;
+      .post(target, first)
+      .then((id) => {
+        preview.id = id;
         preview.shown = first;
-        if (preview.text !== text) this.#scheduleEdit(preview, target.chatId);
+        if (preview.text !== text) this.#scheduleEdit(preview, target);
       })
-      .catch((err: unknown) => this.#o.logger.debug({ err, chatId: target.chatId }, "preview send failed"));
+      .catch((err: unknown) => this.#o.logger.debug({ err, chatId: target.chatId }, "preview post failed"));
     this.#previews.set(key, preview);
   }
 
@@ -139,7 +128,7 @@ export class StreamingPreviews {
     const preview = this.#previews.get(keyOf(target));
     if (!preview || preview.closed || !(discardedChars > 0)) return;
     preview.text = preview.text.slice(0, Math.max(0, preview.text.length - discardedChars));
-    this.#scheduleEdit(preview, target.chatId);
+    this.#scheduleEdit(preview, target);
   }
 
   /**
@@ -172,7 +161,7 @@ export class StreamingPreviews {
     this.#previews.clear();
   }
 
-  #scheduleEdit(preview: Preview, chatId: string): void {
+  #scheduleEdit(preview: Preview, target: PreviewTarget): void {
     if (preview.timer || preview.closed || preview.id === undefined) return;
     const wait = Math.max(0, preview.lastEditAt + this.#o.editIntervalMs - this.#o.clock.now());
     preview.timer = this.#o.clock.setTimeout(
@@ -180,23 +169,23 @@ export class StreamingPreviews {
         preview.timer = undefined;
         if (preview.closed) return;
         preview.lastEditAt = this.#o.clock.now();
-        preview.inflight = preview.inflight.then(() => this.#edit(preview, chatId));
+        preview.inflight = preview.inflight.then(() => this.#edit(preview, target));
       },
       wait,
       { unref: true },
     );
   }
 
-  async #edit(preview: Preview, chatId: string): Promise<void> {
+  async #edit(preview: Preview, target: PreviewTarget): Promise<void> {
     const api = this.#o.api();
-    // Telegram refuses an empty text; a reset may discard everything streamed so far.
+    // Platforms refuse an empty text; a reset may discard everything streamed so far.
     const text = this.#clip(preview.text) || "…";
     if (!api || preview.closed || preview.id === undefined || text === preview.shown) return;
     try {
-      await api.editMessageText(chatId, preview.id, text);
+      await api.update(target, preview.id, text);
       preview.shown = text;
     } catch (err) {
-      this.#o.logger.debug({ err, chatId }, "preview edit failed");
+      this.#o.logger.debug({ err, chatId: target.chatId }, "preview edit failed");
     }
   }
 
@@ -216,11 +205,4 @@ export class StreamingPreviews {
 
 function keyOf(target: PreviewTarget): string {
   return `${target.chatId}:${target.threadId ?? ""}:${target.replyTo ?? ""}`;
-}
-
-/** `<chat>:<message id>` (the channel's platformMessageId) → the message id. */
-export function messageIdOf(platformMessageId: string | undefined): number | undefined {
-  if (!platformMessageId) return undefined;
-  const id = Number(platformMessageId.split(":").pop());
-  return Number.isInteger(id) && id > 0 ? id : undefined;
 }
