@@ -35,6 +35,12 @@ export interface InboundMessage {
   isDirect: boolean;
   /** True when the bot was addressed (mention, reply to the bot, or a DM). */
   mentionsBot: boolean;
+  /**
+   * A group message that opens a thread of its own (Slack answers a top-level mention in a
+   * thread on it, `threadId` = its own id): its session is that thread's, while the group
+   * context it sees is its chat's, since the bot's last answer anywhere in the chat.
+   */
+  startsThread?: boolean;
   text: string;
   attachments: Attachment[];
   /** The platform's own id; with channel + accountId it is the dedupe key. */

@@ -99,7 +99,13 @@ export class Router implements InboundSink {
     const sessionKey = sessionKeyFor(message, this.#o.agentId, this.#o.dmScope);
     const access = this.#accessFor(message.channel);
     if (!message.isDirect && message.mentionsBot && access.groupHistoryLimit > 0 && !message.groupContext) {
-      const earlier = await store.inbox.groupContext(sessionKey, access.groupHistoryLimit);
+      const earlier = message.startsThread
+        ? await store.inbox.groupContext(
+            sessionKeyFor({ ...message, threadId: undefined }, this.#o.agentId, this.#o.dmScope),
+            access.groupHistoryLimit,
+            { withThreads: true },
+          )
+        : await store.inbox.groupContext(sessionKey, access.groupHistoryLimit);
       if (earlier.length > 0) {
         message = {
           ...message,

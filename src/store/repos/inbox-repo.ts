@@ -104,6 +104,10 @@ export interface InboxRepo {
   /**
    * Group messages of a session rejected with reason NOT_MENTIONED since the session's last
    * message that ran (queued, running, answered or failed), newest `limit`, oldest first.
+   * `withThreads`: a message that ran in one of the session's threads (`<key>:thread:<id>`)
+   * also counts as the boundary — for a chat whose mentioned messages each open a thread of
+   * their own (Slack), so the chat's context is what came since the bot's last answer anywhere
+   * in it.
    *
    * "Since" is commit order within the session. The writers that move this boundary are the
    * session's intake (receive, markQueued, reject), not its runs, so the session lease does not
@@ -118,7 +122,11 @@ export interface InboxRepo {
    * the engine, a message concurrent with a run's start may miss that run's context; it is
    * never skipped by later ones because of when it committed.
    */
-  groupContext(sessionKey: string, limit: number): Promise<InboxRecord[]>;
+  groupContext(
+    sessionKey: string,
+    limit: number,
+    options?: { withThreads?: boolean },
+  ): Promise<InboxRecord[]>;
 }
 
 /** `rejected` inbox rows by why they were not run (see InboxRepo.countRejected). */

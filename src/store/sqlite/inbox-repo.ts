@@ -98,7 +98,10 @@ export class SqliteInboxRepo implements InboxRepo {
     { commandPrefix: string; notMentioned: string },
     { total: number; commands: number | null; groupContext: number | null }
   >;
-  readonly #groupContext: Statement<{ sessionKey: string; reason: string; limit: number }, InboxRow>;
+  readonly #groupContext: Statement<
+    { sessionKey: string; reason: string; limit: number; withThreads: 0 | 1 },
+    InboxRow
+  >;
   readonly #finish: Statement<[InboxState, string | null, number, number, string]>;
 
   constructor(db: Database, path: string, transcript: SqliteTranscriptRepo, leases: SqliteLeaseRepo) {
@@ -160,7 +163,10 @@ export class SqliteInboxRepo implements InboxRepo {
       `SELECT * FROM inbox
         WHERE session_key = @sessionKey AND state = 'rejected' AND error = @reason
           AND id > COALESCE((SELECT MAX(id) FROM inbox
-                              WHERE session_key = @sessionKey
+                              WHERE (session_key = @sessionKey
+                                     OR (@withThreads = 1
+                                         AND session_key > @sessionKey || ':thread:'
+                                         AND session_key < @sessionKey || ':thread;'))
                                 AND state IN ('queued', 'running', 'answered', 'failed')), 0)
         ORDER BY id DESC LIMIT @limit`,
     );
@@ -283,9 +289,17 @@ export class SqliteInboxRepo implements InboxRepo {
     return guard(this.#path, () => this.#queuedSessions.all(params).map((r) => r.session_key));
   }
 
-  async groupContext(sessionKey: string, limit: number): Promise<InboxRecord[]> {
+  async groupContext(
+    sessionKey: string,
+    limit: number,
+    options?: { withThreads?: boolean },
+  ): Promise<InboxRecord[]> {
+    const withThreads = options?.withThreads ? (1 as const) : (0 as const);
     return guard(this.#path, () =>
-      this.#groupContext.all({ sessionKey, reason: NOT_MENTIONED, limit }).reverse().map(toInboxRecord),
+      this.#groupContext
+        .all({ sessionKey, reason: NOT_MENTIONED, limit, withThreads })
+        .reverse()
+        .map(toInboxRecord),
     );
   }
 

@@ -350,6 +350,26 @@ export function groupContextContract(ctx: StoreContext): void {
       expect(ran.state).toBe("received");
     });
 
+    it("withThreads: a run in one of the chat's threads is the boundary too", async () => {
+      const group = { isDirect: false, chatId: "C1" };
+      const unaddressed = async (text: string) => {
+        const { record } = await store.inbox.receive(
+          inbound({ ...group, text, mentionsBot: false }),
+          "g:C1",
+          T0,
+        );
+        await store.inbox.reject(record.id, NOT_MENTIONED, T0);
+      };
+      await unaddressed("seen by the first thread");
+      await enqueue(store, "g:C1:thread:1.1", T0, { ...group, text: "@bot first" });
+      await unaddressed("after it");
+      await enqueue(store, "g:C10:thread:2.2", T0, { ...group, chatId: "C10", text: "@bot other chat" });
+      const texts = async (withThreads: boolean) =>
+        (await store.inbox.groupContext("g:C1", 50, { withThreads })).map((r) => r.message.text);
+      expect(await texts(true)).toEqual(["after it"]);
+      expect(await texts(false)).toEqual(["seen by the first thread", "after it"]);
+    });
+
     it("claim carries the group context and the group flag into the user event", async () => {
       const context = [{ senderName: "Bo", text: "lunch at 1?" }];
       await enqueue(store, "g", T0, {
