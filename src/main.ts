@@ -154,6 +154,7 @@ async function assemble(
     commands: commandList(),
     answers: waiters,
     pairing: store.pairing,
+    signals: { reconnected: (channel, accountId) => metrics.channelReconnects.inc({ channel, accountId }) },
     clock,
     logger,
   });

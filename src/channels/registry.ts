@@ -4,6 +4,7 @@
  * Modules import their platform SDK lazily, so an unconfigured platform costs nothing.
  */
 import { consoleModule, httpModule } from "./http/module.js";
+import { slackModule } from "./slack/module.js";
 import { telegramModule } from "./telegram/module.js";
 import type { ChannelModule, ChannelName } from "./types.js";
 
@@ -12,6 +13,7 @@ export const channelModules = {
   http: httpModule,
   console: consoleModule,
   telegram: telegramModule,
+  slack: slackModule,
 } satisfies Partial<Record<ChannelName, ChannelModule>>;
 
 /** A set of channel modules (the registry, or the registry plus a test's). */

@@ -41,6 +41,12 @@ export interface InboundMessage {
    * context it sees is its chat's, since the bot's last answer anywhere in the chat.
    */
   startsThread?: boolean;
+  /**
+   * The platform exchange that carried it answers it (a Slack slash command's ephemeral
+   * response): the gateway's own answer (a command reply, a pairing code) is committed as
+   * delivered and never posted to the chat.
+   */
+  answeredInPlace?: boolean;
   text: string;
   attachments: Attachment[];
   /** The platform's own id; with channel + accountId it is the dedupe key. */
@@ -158,8 +164,13 @@ export interface Channel {
    * again (Telegram; Discord's nonce makes the resend itself idempotent).
    */
   findSent?(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt | undefined>;
-  /** Show "typing…" for the target; the caller refreshes it while a run works. */
-  typing?(target: ChatTarget): Promise<void>;
+  /**
+   * Show "typing…" for the target; the caller refreshes it while a run works. `replyTo` is the
+   * message the run answers (a Slack status reaction goes on it).
+   */
+  typing?(target: ChatTarget & { replyTo?: string }): Promise<void>;
+  /** The run that showed typing ended: clear a status that does not expire by itself (Slack). */
+  typingDone?(target: ChatTarget & { replyTo?: string }): Promise<void>;
   /** Replace the text of a message this channel sent. */
   edit?(target: ChatTarget, platformMessageId: string, text: string): Promise<void>;
   /**
@@ -222,8 +233,15 @@ export interface RouteRegistrar {
   readonly maxBodyBytes: number;
 }
 
+/** What a channel reports about its platform connection (counted in the gateway's metrics). */
+export interface ChannelSignals {
+  /** The platform connection was lost and is back (switchyard_channel_reconnects_total). */
+  reconnected(channel: ChannelName, accountId: string): void;
+}
+
 /** What a channel module's factory gets besides its settings. */
 export interface ChannelFactoryContext {
+  signals: ChannelSignals;
   agentId: string;
   server: RouteRegistrar;
   workspaceDir: string;

@@ -90,7 +90,11 @@ export class GatewayMetrics {
   readonly outbound = new Counter("switchyard_outbound_total", "Outbound sends by channel and result.");
   readonly outboxResent = new Counter(
     "switchyard_outbox_resent_total",
-    "Reply chunks sent again after a restart because the crash came mid-send: each may have arrived twice.",
+    "Reply chunks taken over mid-send (a crash, a stalled peer): sent again, or found already delivered where the channel can look (Slack).",
+  );
+  readonly channelReconnects = new Counter(
+    "switchyard_channel_reconnects_total",
+    "Platform connections lost and re-established, by channel and account.",
   );
   readonly providerErrors = new Counter(
     "switchyard_provider_errors_total",
@@ -148,6 +152,7 @@ export class GatewayMetrics {
       this.inbound,
       this.outbound,
       this.outboxResent,
+      this.channelReconnects,
       this.providerErrors,
       this.tokens,
       this.modelCalls,

@@ -20,13 +20,19 @@ export function chatTargetOf(m: InboundMessage): ChatTarget {
 /**
  * The outbox rows for `text` to `target`: chunked by the channel (`prepare`), else a reply is
  * split at the channel's limit and a notice sent whole; `delivered` where the channel delivers
- * at commit.
+ * at commit, or the message was answered in place.
  */
 export function replyRows(
   channel: Channel | undefined,
   target: ChatTarget,
   text: string,
-  row: { kind: OutboxInsert["kind"]; replyTo?: string | undefined; recipientId?: string | undefined },
+  row: {
+    kind: OutboxInsert["kind"];
+    replyTo?: string | undefined;
+    recipientId?: string | undefined;
+    /** Answered in the exchange that carried the message (InboundMessage.answeredInPlace). */
+    delivered?: boolean | undefined;
+  },
 ): OutboxInsert[] {
   const chunks = channel?.prepare
     ? channel.prepare(text)
@@ -40,6 +46,6 @@ export function replyRows(
     text: chunk,
     seq,
     kind: row.kind,
-    ...(channel?.deliversOnCommit ? { delivered: true } : {}),
+    ...(channel?.deliversOnCommit || row.delivered ? { delivered: true } : {}),
   }));
 }

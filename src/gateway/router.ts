@@ -210,6 +210,7 @@ export class Router implements InboundSink {
       kind: "notice",
       replyTo: m.platformMessageId,
       recipientId: m.senderId,
+      delivered: m.answeredInPlace,
     });
     await this.#o.store.rejectWithReply(record.id, reason, rows, this.#o.clock.now());
     this.#o.events.emit({ type: "replies_committed" });

@@ -46,11 +46,12 @@ const TYPING_REFRESH_MS = 4_500;
 
 /**
  * Shows "typing…" in `target` now and every TYPING_REFRESH_MS until the returned stop function is
- * called or `signal` aborts; failures are logged at debug and ignored.
+ * called or `signal` aborts, then tells the channel it is done (`typingDone`); failures are
+ * logged at debug and ignored.
  */
 export function keepTyping(
   channel: Channel | undefined,
-  target: ChatTarget,
+  target: ChatTarget & { replyTo?: string },
   deps: { clock: Clock; logger: Logger; signal: AbortSignal },
 ): () => void {
   if (!channel?.typing) return () => {};
@@ -64,8 +65,12 @@ export function keepTyping(
   };
   send();
   const stop = () => {
+    if (stopped) return;
     stopped = true;
     clock.clearTimeout(timer);
+    channel
+      .typingDone?.(target)
+      .catch((err: unknown) => deps.logger.debug({ err }, "typing status not cleared"));
   };
   signal.addEventListener("abort", stop, { once: true });
   return stop;

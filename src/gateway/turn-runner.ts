@@ -110,7 +110,11 @@ export class TurnRunner {
     const startedAt = o.clock.now();
     const stopTyping =
       turn.interactive && target
-        ? keepTyping(channel, target, { clock: o.clock, logger: o.logger, signal: lane.signal })
+        ? keepTyping(
+            channel,
+            { ...target, ...(turn.replyTo ? { replyTo: turn.replyTo } : {}) },
+            { clock: o.clock, logger: o.logger, signal: lane.signal },
+          )
         : () => {};
     try {
       const result = await this.#runSafely(

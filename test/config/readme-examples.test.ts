@@ -27,9 +27,13 @@ function envFor(block: string): NodeJS.ProcessEnv {
     if (!name) continue;
     env[name] = /TELEGRAM.*TOKEN/.test(name)
       ? "123456:AAexample-token-for-the-readme-test-00"
-      : /PORT/.test(name)
-        ? "7421"
-        : `${name.toLowerCase()}-value-0123456789`;
+      : /SLACK_BOT_TOKEN/.test(name)
+        ? "xoxb-example"
+        : /SLACK_APP_TOKEN/.test(name)
+          ? "xapp-example"
+          : /PORT/.test(name)
+            ? "7421"
+            : `${name.toLowerCase()}-value-0123456789`;
   }
   return env;
 }
