@@ -46,6 +46,11 @@ export interface PlatformProbe {
   /** The platform answers the next send with this failure. */
   failNextSend?(failure: PlatformSendFailure): void;
   /**
+   * Time passes on the channel's clock: for a channel that pauses a rate-limited method until
+   * its Retry-After is over (Slack) instead of trying again at once.
+   */
+  advanceClock?(ms: number): void;
+  /**
    * A prepared chunk as a reader sees it: the visible text (what the length limit applies to)
    * and whether every code block opened in it is closed in it.
    */
@@ -312,11 +317,15 @@ export function runChannelContract(
         expect(channel.typing).toBeUndefined();
       });
     } else {
-      contractCase("typing", "typing() reaches the platform", async () => {
+      contractCase("typing", "typing() for the message a run answers reaches the platform", async () => {
         const { channel, platform, target } = await setup();
         expect(channel.typing, "a channel without typing() must declare lacks.typing").toBeDefined();
-        await within(channel.typing?.(target) ?? Promise.resolve(), WAIT_MS, "typing");
+        const { platformMessageId } = await platform.inject("please think");
+        await sink.waitForText("please think");
+        const answering = { ...target, replyTo: platformMessageId };
+        await within(channel.typing?.(answering) ?? Promise.resolve(), WAIT_MS, "typing");
         expect(platform.typingCount?.(target.chatId)).toBeGreaterThanOrEqual(1);
+        await within(channel.typingDone?.(answering) ?? Promise.resolve(), WAIT_MS, "typingDone");
       });
     }
 
@@ -372,7 +381,8 @@ export function runChannelContract(
           expect((error as ChannelSendError).kind).toBe("rate_limit");
           expect((error as ChannelSendError).retryAfterMs).toBe(7_000);
           expect((error as ChannelSendError).retryable).toBe(true);
-          // One refusal, not a broken channel: the next send goes through.
+          // One refusal, not a broken channel: the next send after the wait goes through.
+          platform.advanceClock?.(7_000);
           await within(channel.send(outbound(target, "in time")), WAIT_MS, "send");
           if (platform.sentTexts) expect(platform.sentTexts(target.chatId)).toEqual(["in time"]);
         },

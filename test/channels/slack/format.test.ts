@@ -387,7 +387,7 @@ describe("properties", () => {
       " ",
     ),
   );
-  const markdown = fc.array(piece, { maxLength: 60 }).map((p) => p.join(""));
+  const markdown = fc.array(piece, { maxLength: 80, size: "max" }).map((p) => p.join(""));
 
   it("renders anything without throwing, safely escaped, fences balanced", () => {
     fc.assert(
@@ -397,14 +397,14 @@ describe("properties", () => {
         expect(fenceLines(out) % 2).toBe(0);
         expect(typeof mrkdwnToText(out)).toBe("string");
       }),
-      { numRuns: 1000 },
+      { numRuns: 2000 },
     );
   });
 
   it("chunks anything within the limit", () => {
     fc.assert(
       fc.property(
-        fc.oneof(markdown, fc.string({ unit: "binary", maxLength: 2000 })),
+        fc.oneof(markdown, fc.string({ unit: "binary", maxLength: 3000, size: "max" })),
         fc.integer({ min: 5, max: 400 }),
         (md, max) => {
           expectChunksValid(renderSlackChunks(md, max), max);
