@@ -13,11 +13,12 @@
 import { chunkText } from "../chunking.js";
 
 const [B, I, S, LINK] = [1, 2, 4, 8]; // the marks (and link) open around inline text
+const ENTITY: Record<string, string> = { "&": "&amp;", ">": "&gt;" };
 const escapeText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const unescapeText = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-const breakFences = (s: string) => s.replace(/`{3,}/g, (run) => run.split("").join("\u200B"));
-const codeText = (s: string): string => breakFences(escapeText(s));
-const inline = (s: string, ctx = 0): string => breakFences(renderInline(s, ctx)); // pieces may join into ```
+const unfence = (s: string) => (s.includes("```") ? s.replace(/`{3,}/g, (r) => [...r].join("\u200B")) : s);
+const codeText = (s: string): string => unfence(escapeText(s));
+const inline = (s: string, ctx = 0): string => unfence(renderInline(s, ctx)); // pieces may join into ```
 const slackUrl = (url: string): string => url.replace(/&/g, "&amp;").replace(/\|/g, "%7C");
 const FENCE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
@@ -157,10 +158,10 @@ function token(text: string, i: number, ctx: number): [string, number] {
   if (ch === "\\") return PUNCT.test(next) ? [escapeText(next), i + 2] : ["\\", i + 1];
   if (ch === "`") return codeSpan(text, i);
   if (ch === "!" || ch === "[") return link(text, i, ctx) ?? [ch, i + 1];
-  if (ch === "<") return angle(text, i, ctx) ?? ["&lt;", i + 1];
+  if (ch === "<") return (/[\w.+@#-]/.test(next) ? angle(text, i, ctx) : undefined) ?? ["&lt;", i + 1];
   if (ch === "*" || ch === "_" || ch === "~") return emphasis(text, i, ctx);
   const url = ch === "h" && !isWord(text[i - 1]) ? at(BARE_URL, text, i) : null;
-  return url ? [escapeText(url[0]), i + url[0].length] : [escapeText(ch), i + 1];
+  return url ? [escapeText(url[0]), i + url[0].length] : [ENTITY[ch] ?? ch, i + 1];
 }
 
 function codeSpan(text: string, i: number): [string, number] {
