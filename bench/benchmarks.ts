@@ -20,6 +20,7 @@ export const benchmarks: readonly BenchmarkEntry[] = [
     id: "telegram-throughput",
     load: async () => (await import("./telegram-throughput.js")).telegramThroughput,
   },
+  { id: "slack-throughput", load: async () => (await import("./slack-throughput.js")).slackThroughput },
   { id: "failover", load: async () => (await import("./failover.js")).failover },
   { id: "context", load: async () => (await import("./context.js")).contextBench },
   { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },

@@ -351,6 +351,12 @@ export class FakeSlack {
   // ─── faults ──────────────────────────────────────────────────────────────────────────────
 
   /** Answers the next `times` (default 1) calls of `method` with `fault`; FIFO per method. */
+  /** Calls `listener` for every Web API call answered `ok: true`; returns the unsubscribe. */
+  onAnswered(listener: (method: string, params: Record<string, unknown>) => void): () => void {
+    this.#web.answered.add(listener);
+    return () => this.#web.answered.delete(listener);
+  }
+
   failNext(method: string, fault: SlackFault, times = 1): void {
     this.#web.failNext(method, fault, times);
   }

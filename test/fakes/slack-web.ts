@@ -36,6 +36,8 @@ export interface WebApiDeps {
 export class WebApi {
   /** Every Web API request, in order, errors included. */
   readonly calls: RecordedCall[] = [];
+  /** Told of every call answered `ok: true`, as it is answered (benchmarks time replies by it). */
+  readonly answered = new Set<(method: string, params: Record<string, unknown>) => void>();
   /** Every POST to an issued response_url, in order. */
   readonly responses: RecordedResponse[] = [];
   readonly #deps: WebApiDeps;
@@ -119,6 +121,7 @@ export class WebApi {
       // Done, but the answer never leaves: the client cannot know it worked (a crash, a timeout).
       if (fault) return this.#answerFault(res, { hang: true });
       this.#send(res, 200, { ok: true, ...result }, headers);
+      for (const listener of this.answered) listener(method, recorded);
     } catch (error) {
       if (!(error instanceof SlackApiError)) throw error;
       this.#send(res, 200, error.toBody(), headers);

@@ -428,16 +428,3 @@ describe("properties", () => {
     );
   });
 });
-
-describe("performance", () => {
-  it("renders a 4 000-character reply in well under a millisecond", () => {
-    const para =
-      "Here is **bold** text with `code < x` and a [link](https://x.io/a?b=1&c=2), _italic_ words, snake_case.\n";
-    const md = `# Report\n\n- item **one**\n  - nested _two_\n\n${para.repeat(40)}`.slice(0, 4000);
-    for (let i = 0; i < 50; i++) markdownToMrkdwn(md);
-    const runs = 300;
-    const start = performance.now();
-    for (let i = 0; i < runs; i++) markdownToMrkdwn(md);
-    expect((performance.now() - start) / runs).toBeLessThan(1);
-  });
-});
