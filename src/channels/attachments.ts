@@ -2,7 +2,8 @@
  * Saving inbound attachments into the agent workspace, shared by the platform channels: one
  * folder per conversation (`inbox/<channel>/<chat>[/<thread>]`), safe file names, and a
  * streamed write with a running byte count that stops past the size cap, so an oversized or
- * unsized download is never held in memory and never leaves a partial file behind.
+ * unsized download is never held in memory and never leaves a partial file behind; and the one
+ * download routine every platform's files go through.
  */
 import { randomUUID } from "node:crypto";
 import { createWriteStream } from "node:fs";
@@ -10,7 +11,9 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { type Clock, systemClock } from "../util/clock.js";
 import { formatBytes } from "../util/format-bytes.js";
+import type { Attachment } from "./types.js";
 
 /** A download went past the size cap; nothing was kept. */
 export class AttachmentTooLargeError extends Error {
@@ -72,5 +75,88 @@ export async function saveCapped(
   } catch (err) {
     await rm(partial, { force: true });
     throw err;
+  }
+}
+
+/** One platform file to fetch into the workspace (see downloadAttachment). */
+export interface AttachmentDownload {
+  /** The file's name as the sender gave it (for the attachment and for notes). */
+  name: string;
+  kind: Attachment["kind"];
+  mimeType?: string | undefined;
+  /** The size the platform announced, if any: over the cap, nothing is fetched. */
+  sizeBytes?: number | undefined;
+  workspaceDir: string;
+  /** Workspace-relative folder (attachmentDir) and the file name in it. */
+  relDir: string;
+  fileName: string;
+  maxBytes: number;
+  /** Limit for the whole download, `open` included, in ms. */
+  timeoutMs: number;
+  /** The setting that raises the cap, named in the too-big note. */
+  limitSetting: string;
+  clock?: Clock;
+  /**
+   * Starts the download under the time limit's signal: the platform's response, a size learnt
+   * on the way (`{tooBig}`), or a note saying why there is nothing to fetch.
+   */
+  open(signal: AbortSignal): Promise<Response | { tooBig: number } | string>;
+}
+
+/**
+ * Fetches a file into the workspace: streamed to disk with a running byte count under the size
+ * cap, the whole of it under `timeoutMs`. Resolves with the attachment, or with a one-line note
+ * for the message text when the file is too big or the download failed; never rejects, and
+ * `signal` (the channel stopping) ends it early with a note.
+ */
+export async function downloadAttachment(
+  d: AttachmentDownload,
+  signal: AbortSignal,
+): Promise<Attachment | string> {
+  const tooBig = (size: number | undefined) =>
+    `[attachment ${d.name} not downloaded: ${size === undefined ? "it is" : `${formatBytes(size)} is`} over the ${formatBytes(d.maxBytes)} limit (${d.limitSetting}). Tell the user the file was too big to read.]`;
+  const failed = (why: string) => `[attachment ${d.name} could not be downloaded: ${why}]`;
+  if (d.sizeBytes !== undefined && d.sizeBytes > d.maxBytes) return tooBig(d.sizeBytes);
+  const clock = d.clock ?? systemClock;
+  const timeout = new AbortController();
+  const timer = clock.setTimeout(
+    () => timeout.abort(new DOMException(`download took longer than ${d.timeoutMs} ms`, "TimeoutError")),
+    d.timeoutMs,
+  );
+  const both = AbortSignal.any([signal, timeout.signal]);
+  try {
+    const res = await d.open(both);
+    if (typeof res === "string") return failed(res);
+    if (!(res instanceof Response)) return tooBig(res.tooBig);
+    if (!res.ok || !res.body) {
+      await res.body?.cancel();
+      return failed(`HTTP ${res.status}`);
+    }
+    const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+    if (declared > d.maxBytes) {
+      await res.body.cancel();
+      return tooBig(declared);
+    }
+    const size = await saveCapped(res.body, join(d.workspaceDir, d.relDir, d.fileName), d.maxBytes, both);
+    return {
+      kind: d.kind,
+      path: join(d.relDir, d.fileName),
+      sizeBytes: size,
+      name: d.name,
+      ...(d.mimeType ? { mimeType: d.mimeType } : {}),
+    };
+  } catch (err) {
+    if (err instanceof AttachmentTooLargeError) return tooBig(undefined);
+    return failed(
+      timeout.signal.aborted
+        ? `it took longer than ${d.timeoutMs >= 1000 ? `${Math.round(d.timeoutMs / 1000)} s` : `${d.timeoutMs} ms`}`
+        : signal.aborted
+          ? "the gateway is stopping"
+          : err instanceof Error
+            ? err.message
+            : String(err),
+    );
+  } finally {
+    clock.clearTimeout(timer);
   }
 }

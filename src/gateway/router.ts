@@ -99,13 +99,12 @@ export class Router implements InboundSink {
     const sessionKey = sessionKeyFor(message, this.#o.agentId, this.#o.dmScope);
     const access = this.#accessFor(message.channel);
     if (!message.isDirect && message.mentionsBot && access.groupHistoryLimit > 0 && !message.groupContext) {
-      const earlier = message.startsThread
-        ? await store.inbox.groupContext(
-            sessionKeyFor({ ...message, threadId: undefined }, this.#o.agentId, this.#o.dmScope),
-            access.groupHistoryLimit,
-            { withThreads: true },
-          )
-        : await store.inbox.groupContext(sessionKey, access.groupHistoryLimit);
+      // A message opening its own thread sees its chat's context, as of the last answer in any thread.
+      const withThreads = message.startsThread === true;
+      const contextKey = withThreads
+        ? sessionKeyFor({ ...message, threadId: undefined }, this.#o.agentId, this.#o.dmScope)
+        : sessionKey;
+      const earlier = await store.inbox.groupContext(contextKey, access.groupHistoryLimit, { withThreads });
       if (earlier.length > 0) {
         message = {
           ...message,

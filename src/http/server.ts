@@ -193,16 +193,26 @@ export function errorBody(status: number, code: string, message: string, param: 
 }
 
 /** Reads a JSON object body, bounded by `maxBytes`; clear errors for oversize, bad JSON, non-objects. */
-export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
+/**
+ * The whole request body, or undefined once it passes `maxBytes` (reading stops there); each
+ * caller answers that in its own protocol's words.
+ */
+export async function readBodyCapped(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes)
-      throw new HttpError(413, `request body is larger than ${maxBytes} bytes`, "too_large");
-    chunks.push(chunk);
+  for await (const chunk of req as AsyncIterable<Buffer | string>) {
+    const buffer = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    size += buffer.length;
+    if (size > maxBytes) return undefined;
+    chunks.push(buffer);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
+  const body = await readBodyCapped(req, maxBytes);
+  if (!body) throw new HttpError(413, `request body is larger than ${maxBytes} bytes`, "too_large");
+  const text = body.toString("utf8");
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -243,7 +243,7 @@ export async function postSigned(
     "content-type": options.contentType ?? "application/json",
     "x-slack-request-timestamp": String(timestamp),
     "x-slack-signature": signature,
-    "user-agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
+    "user-agent": "Slackbot 1.0 (+https://api.slack.test/robots)",
   };
   if (options.retryNum !== undefined) headers["x-slack-retry-num"] = String(options.retryNum);
   if (options.retryReason !== undefined) headers["x-slack-retry-reason"] = options.retryReason;

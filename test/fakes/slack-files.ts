@@ -46,7 +46,7 @@ export class FileStore {
       is_public: false,
       url_private: `${base}/files-pri/${teamId}-${input.id}/${name}`,
       url_private_download: `${base}/files-pri/${teamId}-${input.id}/download/${name}`,
-      permalink: `https://fake.slack.com/files/${input.user ?? "U0"}/${input.id}/${name}`,
+      permalink: `https://fake.slack.test/files/${input.user ?? "U0"}/${input.id}/${name}`,
     };
     this.#files.set(input.id, { object, content });
     return structuredClone(object);

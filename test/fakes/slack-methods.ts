@@ -139,7 +139,7 @@ function page(
 
 export const slackMethods: Record<string, SlackMethod> = {
   "auth.test": (ctx) => ({
-    url: "https://fake.slack.com/",
+    url: "https://fake.slack.test/",
     team: "Fake",
     user: BOT_NAME,
     team_id: ctx.teamId,

@@ -4,6 +4,7 @@
  * comes as `Authorization: Bearer …` or as a `token` field, as Slack accepts both.
  */
 import type { IncomingMessage } from "node:http";
+import { readBodyCapped } from "../../src/http/server.js";
 
 /** A Web API error: HTTP 200 `{ok:false, error, ...fields}`. */
 export class SlackApiError extends Error {
@@ -49,15 +50,9 @@ const JSON_FIELDS = new Set([
 
 /** Reads the whole body; 413 past `maxBytes`. */
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size > maxBytes) throw new HttpError(413, "Request Entity Too Large");
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
+  const body = await readBodyCapped(req, maxBytes);
+  if (!body) throw new HttpError(413, "Request Entity Too Large");
+  return body;
 }
 
 /** Query string and body as one parameter object (body fields win); JSON fields decoded. */

@@ -4,6 +4,7 @@
  */
 
 /** Options for {@link FakeSlack}. */
+import { SLACK_SCOPES } from "../../src/channels/slack/module.js";
 export interface FakeSlackOptions {
   /** Port on 127.0.0.1; default 0 (an ephemeral port). */
   port?: number;
@@ -43,24 +44,11 @@ export interface FakeSlackOptions {
   maxBodyBytes?: number;
 }
 
-/** Scopes granted when `scopes` is not given. */
-export const DEFAULT_SCOPES: readonly string[] = [
-  "app_mentions:read",
-  "channels:history",
-  "channels:read",
-  "chat:write",
-  "commands",
-  "files:read",
-  "groups:history",
-  "groups:read",
-  "im:history",
-  "im:read",
-  "mpim:history",
-  "mpim:read",
-  "reactions:write",
-  "users:read",
-  "assistant:write",
-];
+/**
+ * Scopes granted when `scopes` is not given: the app manifest's (the README's, which doctor
+ * checks against) plus assistant:write, as an app with Slack's assistant feature has.
+ */
+export const DEFAULT_SCOPES: readonly string[] = [...SLACK_SCOPES, "assistant:write"];
 
 /** What `addUser` takes. */
 export interface SlackUserInput {

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { BotApiError, badRequest } from "./telegram-errors.js";
+import { readBodyCapped } from "../../src/http/server.js";
 
 /** A file sent in a multipart request. */
 export interface UploadedFile {
@@ -20,15 +21,9 @@ export type ApiParams = Record<string, unknown>;
 
 /** Reads the whole body, failing with 413 past `maxBytes`. */
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size > maxBytes) throw new BotApiError(413, "Request Entity Too Large");
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
+  const body = await readBodyCapped(req, maxBytes);
+  if (!body) throw new BotApiError(413, "Request Entity Too Large");
+  return body;
 }
 
 /** Parses query string and body into one parameter object (body fields win). */

@@ -22,7 +22,6 @@ const FAILED_MS = 60_000;
 /** Cached lookups of one workspace's users and conversations (see the file header). */
 export class SlackDirectory {
   readonly #client: () => webApi.WebClient | undefined;
-  readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #users: TtlCache<string, Promise<string>>;
   readonly #conversations: TtlCache<string, Promise<SlackConversation | undefined>>;
@@ -31,9 +30,8 @@ export class SlackDirectory {
 
   constructor(options: { client: () => webApi.WebClient | undefined; clock: Clock; logger: Logger }) {
     this.#client = options.client;
-    this.#clock = options.clock;
     this.#logger = options.logger;
-    const now = () => this.#clock.now();
+    const now = () => options.clock.now();
     this.#users = new TtlCache({ maxEntries: 5_000, ttlMs: HOUR_MS, now });
     this.#conversations = new TtlCache({ maxEntries: 5_000, ttlMs: HOUR_MS, now });
     this.#failed = new TtlCache({ maxEntries: 5_000, ttlMs: FAILED_MS, now });

@@ -87,7 +87,7 @@ export function mapSlackEvent(
   const raw = event.text ?? "";
   if (raw.trim() === "" && files.length === 0) return { type: "ignore", why: "empty message" };
   // DMs with the app arrive as `im`; a multi-person DM (`mpim`) is a group like a channel.
-  const isDirect = event.channel_type === "im" || event.channel.startsWith("D");
+  const isDirect = event.channel_type === "im" || isDmChannel(event.channel);
   const inThread = event.thread_ts !== undefined && event.thread_ts !== event.ts;
   const text = slackToText(stripLeadingMention(raw, me.userId), me.userId);
   const mentioned =
@@ -109,6 +109,11 @@ export function mapSlackEvent(
     ts: event.ts,
     files,
   };
+}
+
+/** Slack's DM conversation ids start with D (channels C, private channels and group DMs G). */
+export function isDmChannel(channelId: string): boolean {
+  return channelId.startsWith("D");
 }
 
 /** `<@BOT> /stop` → `/stop`: a command addressed to the bot in a channel or thread is a command. */

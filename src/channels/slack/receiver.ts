@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App, Receiver } from "@slack/bolt";
 import type { SocketModeClient } from "@slack/socket-mode";
+import { readBodyCapped } from "../../http/server.js";
 import type { Logger } from "../../util/logger.js";
 import type { RouteRegistrar } from "../types.js";
 
@@ -180,11 +181,12 @@ export class GatewayHttpReceiver implements Receiver {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readRaw(req, this.#o.server.maxBodyBytes);
-    if (raw === undefined) {
+    const bytes = await readBodyCapped(req, this.#o.server.maxBodyBytes);
+    if (bytes === undefined) {
       res.writeHead(413).end();
       return;
     }
+    const raw = bytes.toString("utf8");
     const verify = this.#o.verify();
     const app = this.#app;
     if (!verify || !app || !this.#running) {
@@ -240,21 +242,6 @@ export class GatewayHttpReceiver implements Receiver {
     else if (typeof state.response === "string") res.writeHead(200).end(state.response);
     else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(state.response));
   }
-}
-
-/** The request body as text, or undefined past `maxBytes`. */
-async function readRaw(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > maxBytes) {
-      req.destroy();
-      return undefined;
-    }
-    chunks.push(c);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** JSON (events), or form fields (slash commands), or a form `payload` of JSON (interactivity). */

@@ -8,10 +8,7 @@ import { z } from "zod";
 import { ConfigError } from "../../util/config-error.js";
 import { idList, section } from "../../util/zod-sections.js";
 import { accessSettingsShape } from "../access-policy.js";
-
-const accountId = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]*$/, { message: "expected lowercase letters, digits, - or _" });
+import { accountId, clashes } from "../accounts.js";
 
 const botToken = z.string().startsWith("xoxb-", { message: "expected a bot token (xoxb-…)" });
 const appToken = z.string().startsWith("xapp-", { message: "expected an app-level token (xapp-…)" });
@@ -19,6 +16,9 @@ const slashCommand = z
   .string()
   .regex(/^\/[a-z0-9_-]{1,31}$/, { message: "expected a slash command such as /switchyard" });
 const mode = z.enum(["socket", "http"]);
+
+/** Slack's Web API root: the default of `apiUrl`. */
+export const SLACK_API_URL = "https://slack.com/api/";
 
 const slackAccount = z.strictObject({
   botToken,
@@ -45,7 +45,7 @@ export const slackSettings = section({
   /** HTTP mode: verifies X-Slack-Signature on every request. */
   signingSecret: z.string().min(1).optional(),
   /** Web API root; tests point it at a fake. */
-  apiUrl: z.url().default("https://slack.com/api/"),
+  apiUrl: z.url().default(SLACK_API_URL),
   /** HTTP mode, one app: path of its Events API endpoint (default /slack/events). */
   path: z.string().startsWith("/").optional(),
   /** The slash command mapped to the chat commands (`/switchyard new|stop|status|help`). */
@@ -140,18 +140,15 @@ export function planSlackAccounts(settings: SlackSettings): SlackAccountPlan[] {
     }
     return plan;
   });
-  const seen = (what: string, value: (p: SlackAccountPlan) => string | undefined) => {
-    const owner = new Map<string, string>();
-    for (const p of plans) {
-      const v = value(p);
-      if (v === undefined) continue;
-      const other = owner.get(v);
-      if (other) problems.push(`channels.slack accounts ${other} and ${p.accountId} have the same ${what}`);
-      else owner.set(v, p.accountId);
-    }
-  };
-  seen("botToken (one Slack app can be run by one account only)", (p) => p.botToken);
-  seen("HTTP path", (p) => p.http?.path);
+  problems.push(
+    ...clashes(
+      "channels.slack",
+      plans,
+      "botToken (one Slack app can be run by one account only)",
+      (p) => p.botToken,
+    ),
+  );
+  problems.push(...clashes("channels.slack", plans, "HTTP path", (p) => p.http?.path));
   if (problems.length > 0) throw new ConfigError(undefined, problems);
   return plans;
 }

@@ -149,12 +149,7 @@ export class SlackChannel implements Channel {
     this.#sink = sink;
     const { App, webApi, verifySlackRequest } = await import("@slack/bolt");
     this.#bolt = { App, webApi, verifySlackRequest };
-    this.#client = new webApi.WebClient(o.botToken, {
-      slackApiUrl: o.apiUrl,
-      retryConfig: { retries: 0 },
-      rejectRateLimitedCalls: true,
-      logger: slackLogger(o.logger),
-    });
+    this.#client = new webApi.WebClient(o.botToken, this.#clientOptions());
     this.#life = new AbortController();
     try {
       await this.#connect();
@@ -193,7 +188,7 @@ export class SlackChannel implements Channel {
       receiver,
       ignoreSelf: false, // the intake ignores the bot's own messages, with a debug line
       logger: slackLogger(o.logger),
-      clientOptions: { slackApiUrl: o.apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true },
+      clientOptions: this.#clientOptions(),
     });
     const onMessage = async (args: { event: unknown; context: Record<string, unknown> }) =>
       this.#intake.event(args.event as SlackMessageEvent, args.context);
@@ -231,6 +226,19 @@ export class SlackChannel implements Channel {
         this.#o.logger.warn({ err: toSlackFailure(err).description, attempt }, "still cannot reach Slack");
       }
     }
+  }
+
+  /**
+   * The Web API client's options, fresh for each client (Slack's clients write into theirs): no
+   * retries of their own (the outbox retries), and a 429 thrown at once so its method is paused.
+   */
+  #clientOptions() {
+    return {
+      slackApiUrl: this.#o.apiUrl,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+      logger: slackLogger(this.#o.logger),
+    };
   }
 
   /** A start-up failure retrying cannot fix (a rejected token), naming the setting to check. */

@@ -15,7 +15,7 @@ import { SinkUnavailableError } from "../errors.js";
 import type { AcceptResult, Attachment, InboundMessage, InboundSink } from "../types.js";
 import type { SlackDirectory } from "./directory.js";
 import { downloadSlackFile } from "./download.js";
-import { mapSlackEvent, type SlackIdentity, type SlackMessageEvent } from "./inbound.js";
+import { isDmChannel, mapSlackEvent, type SlackIdentity, type SlackMessageEvent } from "./inbound.js";
 import { DELIVERY, type DeliveryState } from "./receiver.js";
 
 /** Threads the bot answered in: a reply there addresses the bot without a mention. */
@@ -199,7 +199,7 @@ export class SlackIntake {
       return;
     }
     const channelId = body.channel_id;
-    const isDirect = channelId.startsWith("D") || body.channel_name === "directmessage";
+    const isDirect = isDmChannel(channelId) || body.channel_name === "directmessage";
     const message: InboundMessage = {
       channel: "slack",
       accountId: o.accountId,

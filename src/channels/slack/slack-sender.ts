@@ -58,8 +58,9 @@ export class SlackSender {
 
   constructor(options: SlackSenderOptions) {
     this.#o = options;
+    const previewApi = this.#previewApi();
     this.#previews = new StreamingPreviews({
-      api: () => (options.client() ? this.#previewApi() : undefined),
+      api: () => (options.client() ? previewApi : undefined),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       maxChars: options.maxMessageChars,
       clock: options.clock,

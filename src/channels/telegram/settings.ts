@@ -6,10 +6,7 @@ import { z } from "zod";
 import { ConfigError } from "../../util/config-error.js";
 import { nullAsUnset, section } from "../../util/zod-sections.js";
 import { accessSettingsShape } from "../access-policy.js";
-
-const accountId = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]*$/, { message: "expected lowercase letters, digits, - or _" });
+import { accountId, clashes } from "../accounts.js";
 
 const telegramWebhook = z.strictObject({
   /** Public HTTPS URL Telegram posts updates to; it must reach this gateway's `path`. */
@@ -122,20 +119,16 @@ export function planTelegramAccounts(settings: TelegramSettings): TelegramAccoun
     }
     return plan;
   });
-  const seen = (what: string, value: (p: TelegramAccountPlan) => string | undefined) => {
-    const owner = new Map<string, string>();
-    for (const p of plans) {
-      const v = value(p);
-      if (v === undefined) continue;
-      const other = owner.get(v);
-      if (other)
-        problems.push(`channels.telegram accounts ${other} and ${p.accountId} have the same ${what}`);
-      else owner.set(v, p.accountId);
-    }
-  };
-  seen("token (one bot can be polled by one account only)", (p) => p.token);
-  seen("webhook url", (p) => p.webhook?.url);
-  seen("webhook path", (p) => p.webhook?.path);
+  problems.push(
+    ...clashes(
+      "channels.telegram",
+      plans,
+      "token (one bot can be polled by one account only)",
+      (p) => p.token,
+    ),
+  );
+  problems.push(...clashes("channels.telegram", plans, "webhook url", (p) => p.webhook?.url));
+  problems.push(...clashes("channels.telegram", plans, "webhook path", (p) => p.webhook?.path));
   if (problems.length > 0) throw new ConfigError(undefined, problems);
   return plans;
 }

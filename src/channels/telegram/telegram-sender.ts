@@ -38,11 +38,9 @@ export class TelegramSender {
 
   constructor(options: TelegramSenderOptions) {
     this.#o = options;
+    const api = previewApi(() => this.#requireBot());
     this.#previews = new StreamingPreviews({
-      api: () => {
-        const bot = options.bot();
-        return bot ? previewApi(bot) : undefined;
-      },
+      api: () => (options.bot() ? api : undefined),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       clock: options.clock,
       logger: options.logger,
@@ -196,9 +194,10 @@ export class TelegramSender {
 }
 
 /** Telegram's calls for a streaming preview: a reply in the turn's chat and topic, then edits. */
-function previewApi(bot: Bot): PreviewApi {
+function previewApi(botOf: () => Bot): PreviewApi {
   return {
     post: async (target: PreviewTarget, text: string) => {
+      const bot = botOf();
       const threadId = target.threadId ? Number(target.threadId) : undefined;
       const replyId = messageIdOf(target.replyTo);
       const sent = await bot.api.sendMessage(target.chatId, text, {
@@ -209,7 +208,7 @@ function previewApi(bot: Bot): PreviewApi {
       });
       return String(sent.message_id);
     },
-    update: (target, messageId, text) => bot.api.editMessageText(target.chatId, Number(messageId), text),
+    update: (target, messageId, text) => botOf().api.editMessageText(target.chatId, Number(messageId), text),
   };
 }
 

@@ -5,6 +5,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Update } from "grammy/types";
+import { readBodyCapped } from "../../http/server.js";
 
 /**
  * Checks the secret (401 when wrong or missing), reads the body up to `maxBytes` (413 past
@@ -22,19 +23,13 @@ export async function readWebhookUpdate(
     res.writeHead(401).end("secret token is wrong");
     return undefined;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > options.maxBytes) {
-      res.writeHead(413).end("update too large");
-      req.destroy();
-      return undefined;
-    }
-    chunks.push(c);
+  const body = await readBodyCapped(req, options.maxBytes);
+  if (!body) {
+    res.writeHead(413).end("update too large");
+    return undefined;
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as Update;
+    return JSON.parse(body.toString("utf8")) as Update;
   } catch {
     res.writeHead(400).end("bad update");
     return undefined;

@@ -166,22 +166,22 @@ describe("markdownToMrkdwn", () => {
 
   describe("links", () => {
     it.each([
-      ["[the docs](https://example.com/a?b=1&c=2)", "<https://example.com/a?b=1&amp;c=2|the docs>"],
-      ["[a|b > c](https://x.io)", "<https://x.io|a∣b &gt; c>"],
-      ["[**bold** label](https://x.io)", "<https://x.io|*bold* label>"],
-      ["[x](https://x.io/a|b)", "<https://x.io/a%7Cb|x>"],
-      ["[wiki](https://en.wikipedia.org/wiki/Foo_(bar))", "<https://en.wikipedia.org/wiki/Foo_(bar)|wiki>"],
-      ['[t](https://x.io "title")', "<https://x.io|t>"],
-      ["[](https://x.io)", "<https://x.io>"],
-      ["![a chart](https://x.io/c.png)", "<https://x.io/c.png|a chart>"],
-      ["[mail me](mailto:me@x.io)", "<mailto:me@x.io|mail me>"],
-      ["<https://x.io/a_b_c?d=1&e=2>", "<https://x.io/a_b_c?d=1&amp;e=2>"],
-      ["<me@x.io>", "<mailto:me@x.io|me@x.io>"],
-      ["see https://x.io/__a__/b*c* now", "see https://x.io/__a__/b*c* now"],
-      ["**https://x.io/a_b**", "*https://x.io/a_b*"],
+      ["[the docs](https://example.test/a?b=1&c=2)", "<https://example.test/a?b=1&amp;c=2|the docs>"],
+      ["[a|b > c](https://x.test)", "<https://x.test|a∣b &gt; c>"],
+      ["[**bold** label](https://x.test)", "<https://x.test|*bold* label>"],
+      ["[x](https://x.test/a|b)", "<https://x.test/a%7Cb|x>"],
+      ["[wiki](https://wiki.test/wiki/Foo_(bar))", "<https://wiki.test/wiki/Foo_(bar)|wiki>"],
+      ['[t](https://x.test "title")', "<https://x.test|t>"],
+      ["[](https://x.test)", "<https://x.test>"],
+      ["![a chart](https://x.test/c.png)", "<https://x.test/c.png|a chart>"],
+      ["[mail me](mailto:me@x.test)", "<mailto:me@x.test|mail me>"],
+      ["<https://x.test/a_b_c?d=1&e=2>", "<https://x.test/a_b_c?d=1&amp;e=2>"],
+      ["<me@x.test>", "<mailto:me@x.test|me@x.test>"],
+      ["see https://x.test/__a__/b*c* now", "see https://x.test/__a__/b*c* now"],
+      ["**https://x.test/a_b**", "*https://x.test/a_b*"],
       ["[x](javascript:alert(1))", "[x](javascript:alert(1))"],
       ["[rel](/docs/a)", "[rel](/docs/a)"],
-      ["[<https://in.side>](https://x.io)", "<https://x.io|&lt;https://in.side&gt;>"],
+      ["[<https://in.test>](https://x.test)", "<https://x.test|&lt;https://in.test&gt;>"],
     ])("%j → %j", (md, out) => {
       expect(markdownToMrkdwn(md)).toBe(out);
     });
@@ -213,7 +213,7 @@ describe("markdownToMrkdwn", () => {
         "| Name | Score | Note |",
         "|:-----|------:|:----:|",
         "| **Alice** | 10 | a < b |",
-        "| Bob | 7 | [link](https://x.io) |",
+        "| Bob | 7 | [link](https://x.test) |",
         "| `c\\|d` | | x<br>y |",
         "",
         "After.",
@@ -223,11 +223,11 @@ describe("markdownToMrkdwn", () => {
           "Results:",
           "",
           "```",
-          "Name  | Score |        Note",
-          "------+-------+--------------------",
-          "Alice |    10 |        a &lt; b",
-          "Bob   |     7 | link (https://x.io)",
-          "c|d   |       |         x y",
+          "Name  | Score |         Note",
+          "------+-------+----------------------",
+          "Alice |    10 |         a &lt; b",
+          "Bob   |     7 | link (https://x.test)",
+          "c|d   |       |          x y",
           "```",
           "",
           "After.",
@@ -253,10 +253,10 @@ describe("mrkdwnToText", () => {
     ["*bold* _it_ ~s~ *_both_*", "bold it s both"],
     ["a &lt; b &amp;&amp; c &gt; d &amp;lt;", "a < b && c > d &lt;"],
     [
-      "<https://x.io|docs> <https://x.io> <https://a.io?b=1&amp;c=2|q>",
-      "docs (https://x.io) https://x.io q (https://a.io?b=1&c=2)",
+      "<https://x.test|docs> <https://x.test> <https://a.test?b=1&amp;c=2|q>",
+      "docs (https://x.test) https://x.test q (https://a.test?b=1&c=2)",
     ],
-    ["<mailto:me@x.io|me@x.io> <https://x.io|*b*>", "me@x.io b (https://x.io)"],
+    ["<mailto:me@x.test|me@x.test> <https://x.test|*b*>", "me@x.test b (https://x.test)"],
     ["hi <@U123> in <#C1|general>", "hi <@U123> in <#C1|general>"],
     ["snake_case 2*3*4 a * b file_name.py", "snake_case 2*3*4 a * b file_name.py"],
     ["`*x* &lt;y&gt;` and *z*", "*x* <y> and z"],
@@ -268,8 +268,8 @@ describe("mrkdwnToText", () => {
   });
 
   it("recovers the text of rendered Markdown", () => {
-    const md = "# Hi\n\n**Use** `a<b` with [docs](https://x.io) & _care_ ~~not~~.";
-    expect(mrkdwnToText(markdownToMrkdwn(md))).toBe("Hi\n\nUse a<b with docs (https://x.io) & care not.");
+    const md = "# Hi\n\n**Use** `a<b` with [docs](https://x.test) & _care_ ~~not~~.";
+    expect(mrkdwnToText(markdownToMrkdwn(md))).toBe("Hi\n\nUse a<b with docs (https://x.test) & care not.");
   });
 });
 
@@ -312,7 +312,7 @@ describe("renderSlackChunks", () => {
     const section = (i: number) =>
       [
         `## Part ${i}`,
-        `Some **bold ${i}** prose with \`code<${i}>\`, a [link ${i}](https://x.io/${i}?a=1&b=2) and _more_ words.`,
+        `Some **bold ${i}** prose with \`code<${i}>\`, a [link ${i}](https://x.test/${i}?a=1&b=2) and _more_ words.`,
         `- item ${i} & friends`,
         `  - nested ${i}`,
         `> quoted ${i} <@U123ABC>`,
@@ -357,11 +357,11 @@ describe("properties", () => {
       "```",
       "```js\n",
       "~~~",
-      "[a](https://x.io/a?b&c)",
-      "[a|b](https://x.io/)",
-      "![i](https://x.io/i.png)",
-      "<https://x.io/?a&b>",
-      "<me@x.io>",
+      "[a](https://x.test/a?b&c)",
+      "[a|b](https://x.test/)",
+      "![i](https://x.test/i.png)",
+      "<https://x.test/?a&b>",
+      "<me@x.test>",
       "<@U123ABC>",
       "<#C123|gen>",
       "<!channel>",
@@ -383,7 +383,7 @@ describe("properties", () => {
       "    ",
       "| a | b |\n|---|---|\n",
       "---\n",
-      "https://x.io/a_b*c*",
+      "https://x.test/a_b*c*",
       " ",
     ),
   );

@@ -119,11 +119,11 @@ describe("slackToText", () => {
   it("reads Slack's markup as a person does; other people's mentions stay mentionable", () => {
     expect(
       slackToText(
-        "see <https://x.y/a?b=1&amp;c=2|the doc> and <https://x.y> in <#C1|general>, <!here> <@UANN> <@UBOT> 1 &lt; 2 &amp;&amp; 3 &gt; 2",
+        "see <https://x.test/a?b=1&amp;c=2|the doc> and <https://x.test> in <#C1|general>, <!here> <@UANN> <@UBOT> 1 &lt; 2 &amp;&amp; 3 &gt; 2",
         "UBOT",
       ),
     ).toBe(
-      "see the doc (https://x.y/a?b=1&c=2) and https://x.y in #general, @here <@UANN> @you 1 < 2 && 3 > 2",
+      "see the doc (https://x.test/a?b=1&c=2) and https://x.test in #general, @here <@UANN> @you 1 < 2 && 3 > 2",
     );
     expect(slackToText("<!subteam^S1> <!date^1700000000^{date}|Nov 14>", "UBOT")).toBe("@group Nov 14");
   });

@@ -1,6 +1,8 @@
 /** doctor's Slack checks against the fake: accepted, rejected, scopes missing, unreachable. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { slackModule } from "../../../src/channels/slack/module.js";
+import { SLACK_SCOPES, slackModule } from "../../../src/channels/slack/module.js";
 import { FakeSlack } from "../../fakes/slack-api.js";
 
 let fake: FakeSlack | undefined;
@@ -70,5 +72,30 @@ describe("slack doctor probe", () => {
       verdict: "fail",
       detail: expect.stringContaining("cannot reach Slack"),
     });
+  });
+});
+
+describe("the README's app manifest", () => {
+  const readme = readFileSync(join(import.meta.dirname, "../../../README.md"), "utf8");
+  const json = /## Slack[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+  const manifest = JSON.parse(json.replace(/^ {3}/gm, "")) as {
+    oauth_config: { scopes: { bot: string[] } };
+    settings: { event_subscriptions: { bot_events: string[] }; socket_mode_enabled: boolean };
+    features: { slash_commands: Array<{ command: string }> };
+  };
+
+  it("grants exactly the scopes doctor checks, the events the adapter reads, and its slash command", () => {
+    expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([...SLACK_SCOPES].sort());
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(
+      expect.arrayContaining([
+        "app_mention",
+        "message.channels",
+        "message.groups",
+        "message.im",
+        "message.mpim",
+      ]),
+    );
+    expect(manifest.settings.socket_mode_enabled).toBe(true);
+    expect(manifest.features.slash_commands.map((c) => c.command)).toEqual(["/switchyard"]);
   });
 });

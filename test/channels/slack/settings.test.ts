@@ -1,6 +1,6 @@
 /** `channels.slack`: defaults, apps planned per mode, and every bad combination named. */
 import { describe, expect, it } from "vitest";
-import { planSlackAccounts, slackSettings } from "../../../src/channels/slack/settings.js";
+import { SLACK_API_URL, planSlackAccounts, slackSettings } from "../../../src/channels/slack/settings.js";
 import { ConfigError } from "../../../src/util/config-error.js";
 
 const parse = (v: unknown) => slackSettings.parse(v);
@@ -24,7 +24,7 @@ describe("channels.slack", () => {
       requireMention: true,
       channels: ["C1", "42"],
       slashCommand: "/switchyard",
-      apiUrl: "https://slack.com/api/",
+      apiUrl: SLACK_API_URL,
       maxMessageChars: 4000,
       workingStatus: "auto",
     });
@@ -34,7 +34,7 @@ describe("channels.slack", () => {
         botToken: "xoxb-1",
         appToken: "xapp-1",
         mode: "socket",
-        apiUrl: "https://slack.com/api/",
+        apiUrl: SLACK_API_URL,
         slashCommand: "/switchyard",
       },
     ]);

@@ -5,8 +5,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Store } from "../../../src/store/types.js";
+import { StoreError } from "../../../src/store/store-error.js";
 import { ManualClock } from "../../../src/util/clock.js";
-import { FakeSlack } from "../../fakes/slack-api.js";
+import { FakeSlack, type FakeSlackOptions } from "../../fakes/slack-api.js";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../../helpers/test-gateway.js";
 import { until, untilAdvancing } from "../../helpers/until.js";
@@ -28,10 +30,11 @@ async function setup(
   slack: Record<string, unknown> = {},
   extra: Record<string, unknown> = {},
   clock?: ManualClock,
+  more: { fake?: FakeSlackOptions; wrapStore?: (store: Store) => Store } = {},
 ) {
   sim = new ModelSimulator();
   await sim.start();
-  fake = new FakeSlack(clock ? { now: () => clock.now() } : {});
+  fake = new FakeSlack({ ...more.fake, ...(clock ? { now: () => clock.now() } : {}) });
   await fake.start();
   fake.addUser({ id: "UANN", name: "ann", realName: "Ann Example" });
   fake.addUser({ id: "UBOB", name: "bob", realName: "Bob" });
@@ -55,7 +58,7 @@ async function setup(
       },
       ...extra,
     },
-    clock ? { clock } : {},
+    { ...(clock ? { clock } : {}), ...(more.wrapStore ? { wrapStore: more.wrapStore } : {}) },
   );
   return { sim, fake, gw };
 }
@@ -165,23 +168,71 @@ describe("Slack channel", () => {
     expect(fake.posted("C2")).toHaveLength(0);
   });
 
-  it("waits out a 429 on chat.postMessage and posts once", async () => {
+  it("acks an envelope only once committed: one the store refused comes again and is answered once", async () => {
+    let refuse = true;
+    let refused = 0;
+    const wrapStore = (store: Store): Store =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const value: unknown = Reflect.get(target, prop, receiver);
+          if (typeof value === "function") return value.bind(target);
+          if (prop !== "inbox") return value;
+          const inbox = value as Store["inbox"];
+          return new Proxy(inbox, {
+            get(repo, name, r) {
+              const method: unknown = Reflect.get(repo, name, r);
+              if (name === "receive" && refuse)
+                return () => {
+                  refused++;
+                  return Promise.reject(new StoreError("disk_full", "the disk is full (test)"));
+                };
+              return typeof method === "function" ? method.bind(repo) : method;
+            },
+          });
+        },
+      });
+    const { sim, fake } = await setup({}, {}, undefined, { wrapStore });
+    sim.script({ text: "saved this time" });
+    const sent = await fake.userMessage({ channel: "D1", user: "UANN", text: "keep me" });
+    await until(() => refused > 0, "the refused commit");
+    expect(fake.ackOf(sent.envelopeId)).toBeUndefined();
+    refuse = false;
+    fake.dropConnection(); // Slack re-sends what was never acked once the app is back
+    await fake.waitForAck(sent.envelopeId);
+    expect((await botPosts(fake, "D1", 1)).map((m) => m.text)).toEqual(["saved this time"]);
+    expect(sim.requests).toHaveLength(1);
+  });
+
+  it("waits out a 429 on chat.postMessage, for every chat, and posts each reply once", async () => {
     const clock = new ManualClock(Date.now());
     const { sim, fake, gw } = await setup({}, {}, clock);
     sim.script({ text: "after the rate limit" });
     fake.failNext("chat.postMessage", { status: 429, retryAfter: 3 });
     await fake.userMessage({ channel: "D1", user: "UANN", text: "hi" });
     const { store } = gw.running;
-    await until(async () => {
-      const [row] = await store.outbox.listByState("pending", 1);
-      return row?.lastError?.startsWith("rate_limit") === true;
-    }, "the rate-limited reply waiting");
+    const pendingErrors = async () => (await store.outbox.listByState("pending", 10)).map((r) => r.lastError);
+    await until(
+      async () => (await pendingErrors())[0]?.startsWith("rate_limit") === true,
+      "the rate-limited reply",
+    );
     const [waiting] = await store.outbox.listByState("pending", 1);
     expect(waiting?.nextAttemptAt).toBe(clock.now() + 3_000);
+    // Another chat's message (a pairing code) meets the paused method without calling Slack.
+    await fake.userMessage({ channel: "D2", user: "UBOB", text: "hello?" });
+    await until(
+      async () => (await pendingErrors()).length === 2 && (await pendingErrors())[1] !== null,
+      "the second row held",
+    );
+    expect((await pendingErrors())[1]).toMatch(/^rate_limit: chat.postMessage is rate limited/);
+    expect(fake.calls("chat.postMessage")).toHaveLength(1);
     expect(fake.posted("D1")).toHaveLength(0);
-    await untilAdvancing(clock, () => fake.posted("D1").length === 1, "the post after Retry-After");
-    await until(async () => (await store.outbox.countByState()).sent === 1, "the receipt");
-    expect(fake.calls("chat.postMessage")).toHaveLength(2);
+    await untilAdvancing(
+      clock,
+      () => fake.posted("D1").length === 1 && fake.posted("D2").length === 1,
+      "both posts after Retry-After",
+    );
+    await until(async () => (await store.outbox.countByState()).sent === 2, "the receipts");
+    expect(fake.calls("chat.postMessage")).toHaveLength(3);
   });
 
   it("a post whose answer never came is found by its metadata, not posted twice", async () => {
@@ -266,6 +317,62 @@ describe("Slack channel", () => {
   });
 });
 
+describe("Slack channel, more of what users rely on", () => {
+  it("shows the assistant thread status where the app has it, and clears it", async () => {
+    const { sim, fake } = await setup({}, {}, undefined, { fake: { assistantThreads: true } });
+    sim.script({ text: "thought about it" });
+    const { ts } = await fake.userMessage({ channel: "C1", user: "UANN", text: "<@UBOT> think" });
+    await botPosts(fake, "C1", 1);
+    expect(fake.statuses()[0]).toMatchObject({ channel_id: "C1", thread_ts: ts, status: "is thinking…" });
+    expect(fake.calls("reactions.add")).toHaveLength(0);
+    await until(() => !fake.statusOf("C1", ts), "the status cleared");
+  });
+
+  it("streams a preview edited by chat.update, which the reply then becomes: one message", async () => {
+    const { sim, fake } = await setup({ streaming: "edit" });
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ");
+    sim.script({ text: words, chunkDelayMs: 40 });
+    await fake.userMessage({ channel: "D1", user: "UANN", text: "stream please" });
+    await until(
+      () => fake.posted("D1")[0]?.text === words && fake.calls("chat.update").length > 0,
+      "the final text in the preview",
+    );
+    expect(fake.posted("D1")).toHaveLength(1);
+    expect(fake.posted("D1")[0]?.metadata).toMatchObject({ event_type: "switchyard_reply" });
+    expect(fake.calls("chat.postMessage")).toHaveLength(1);
+  });
+
+  it("looks a sender's name up once, then from its cache", async () => {
+    const { sim, fake, gw } = await setup();
+    sim.script({ text: "one" }, { text: "two" });
+    await fake.userMessage({ channel: "D1", user: "UANN", text: "first" });
+    await botPosts(fake, "D1", 1);
+    await fake.userMessage({ channel: "D1", user: "UANN", text: "second" });
+    await botPosts(fake, "D1", 2);
+    expect(fake.calls("users.info")).toHaveLength(1);
+    // The profile's display name (the fake sets it to the handle), not the id.
+    expect((await gw.running.store.inbox.get(2))?.message.senderName).toBe("ann");
+  });
+
+  it("downloads nothing for a sender who is not admitted, and notes a file over the cap", async () => {
+    const { sim, fake, gw } = await setup({ mediaMaxMb: 0.000_01 });
+    const file = fake.addFile({
+      id: "F2",
+      name: "big.bin",
+      mimetype: "application/octet-stream",
+      content: "x".repeat(200),
+    });
+    await fake.userMessage({ channel: "D2", user: "UBOB", text: "take this", files: [file] });
+    await botPosts(fake, "D2", 1); // the pairing code, nothing else
+    expect(existsSync(join(gw.running.workspaceDir, "inbox", "slack", "D2"))).toBe(false);
+    sim.script({ text: "too big, sorry" });
+    await fake.userMessage({ channel: "D1", user: "UANN", text: "and this", files: [file] });
+    await botPosts(fake, "D1", 1);
+    expect(JSON.stringify(sim.requests[0]?.body)).toContain("big.bin not downloaded");
+    expect(existsSync(join(gw.running.workspaceDir, "inbox", "slack", "D1"))).toBe(false);
+  });
+});
+
 describe("Slack channel, HTTP mode", () => {
   it("refuses forged and stale events with 401, answers url_verification and a signed event", async () => {
     const { sim, fake, gw } = await setup({ mode: "http", signingSecret: "shh", appToken: undefined });
@@ -298,5 +405,27 @@ describe("Slack channel, HTTP mode", () => {
     ).toBe(200);
     expect((await botPosts(fake, "D1", 1))[0]?.text).toBe("signed and answered");
     expect(sim.requests).toHaveLength(1);
+    const form = new URLSearchParams({
+      command: "/switchyard",
+      text: "help",
+      user_id: "UANN",
+      channel_id: "D1",
+      channel_name: "directmessage",
+      trigger_id: "t-1",
+    }).toString();
+    const command = await fake.postEvent(
+      url,
+      {},
+      {
+        signingSecret: "shh",
+        contentType: "application/x-www-form-urlencoded",
+        rawBody: form,
+      },
+    );
+    expect(command.status).toBe(200);
+    expect(JSON.parse(command.body)).toMatchObject({
+      response_type: "ephemeral",
+      text: expect.stringContaining("/new"),
+    });
   });
 });
