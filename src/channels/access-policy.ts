@@ -49,6 +49,9 @@ export const allowAll: AccessPolicy = {
   groupHistoryLimit: 0,
 };
 
+/** A platform's verdict on one group chat under groupPolicy allowlist (see groupRule). */
+export type GroupRule = { listed: true; requireMention?: boolean } | { listed: false; reason: string };
+
 export type DmPolicy = "pairing" | "allowlist" | "open" | "disabled";
 export type GroupPolicy = "allowlist" | "open" | "disabled";
 
@@ -69,6 +72,12 @@ export interface ChannelAccessOptions {
   pairing: PairingRepo;
   clock: Clock;
   logger: Logger;
+  /**
+   * The group rule of platforms that scope groups more finely than a flat id list (Discord:
+   * servers, then channels, each with its own requireMention): replaces `groups` and, where it
+   * says, `requireMention`.
+   */
+  groupRule?(message: InboundMessage): GroupRule;
   /** Pairing code lifetime (default 1 h) and pending cap per channel (default 3). */
   pairingTtlMs?: number;
   maxPendingPairings?: number;
@@ -153,12 +162,20 @@ export class ChannelAccessPolicy implements AccessPolicy {
   }
 
   async #checkGroup(message: InboundMessage): Promise<AccessVerdict> {
-    const { groupPolicy, requireMention } = this.#o;
+    const { groupPolicy } = this.#o;
     if (groupPolicy === "disabled")
       return { allowed: false, reason: "groups are disabled (groupPolicy: disabled)" };
-    if (groupPolicy === "allowlist" && !this.#groups.has(message.chatId)) {
-      return { allowed: false, reason: `group ${message.chatId} is not in groups (groupPolicy: allowlist)` };
+    const rule = this.#o.groupRule?.(message);
+    if (groupPolicy === "allowlist") {
+      if (rule?.listed === false)
+        return { allowed: false, reason: `${rule.reason} (groupPolicy: allowlist)` };
+      if (!rule && !this.#groups.has(message.chatId))
+        return {
+          allowed: false,
+          reason: `group ${message.chatId} is not in groups (groupPolicy: allowlist)`,
+        };
     }
+    const requireMention = (rule?.listed ? rule.requireMention : undefined) ?? this.#o.requireMention;
     if (requireMention && !message.mentionsBot) return { allowed: false, reason: NOT_MENTIONED };
     return { allowed: true };
   }

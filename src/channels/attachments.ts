@@ -160,3 +160,13 @@ export async function downloadAttachment(
     clock.clearTimeout(timer);
   }
 }
+
+/** The attachment kind of a MIME type. */
+export function fileKind(mimetype: string | undefined): Attachment["kind"] {
+  if (!mimetype) return "other";
+  if (mimetype.startsWith("image/")) return "image";
+  if (mimetype.startsWith("audio/")) return "audio";
+  if (mimetype.startsWith("video/")) return "video";
+  if (mimetype.startsWith("text/") || mimetype.startsWith("application/")) return "document";
+  return "other";
+}

@@ -6,25 +6,45 @@
  * its own.
  */
 
-/** Splits `text` into chunks of at most `maxChars` characters, in order. Empty text → []. */
-export function chunkText(text: string, maxChars: number): string[] {
+/** Options of {@link chunkText}. */
+export interface ChunkOptions {
+  /**
+   * At most this many lines per chunk (Discord clients collapse taller messages), a closing
+   * fence included; at least 3. Default: no line limit.
+   */
+  maxLines?: number;
+}
+
+/**
+ * Splits `text` into chunks of at most `maxChars` characters (and `maxLines` lines), in order.
+ * Empty text → [].
+ */
+export function chunkText(text: string, maxChars: number, options: ChunkOptions = {}): string[] {
   if (maxChars < 1) throw new Error(`chunkText: maxChars must be ≥ 1, got ${maxChars}`);
+  const maxLines = options.maxLines ?? Number.POSITIVE_INFINITY;
+  if (maxLines < 3) throw new Error(`chunkText: maxLines must be ≥ 3, got ${maxLines}`);
   const trimmed = text.trim();
   if (trimmed.length === 0) return [];
   const chunks: string[] = [];
   let rest = trimmed;
   let reopen = ""; // the fence line that must start the next chunk
-  while (reopen.length + rest.length > maxChars) {
+  while (reopen.length + rest.length > maxChars || endOfLines(reopen + rest, maxLines) !== undefined) {
     const body = reopen + rest;
-    let cut = pickCut(body, maxChars, reopen.length);
+    // The longest head allowed: maxChars characters and maxLines lines (one less with a closing fence).
+    const limit = (lines: number) => Math.min(maxChars, endOfLines(body, lines) ?? maxChars);
+    let cut = pickCut(body, limit(maxLines), reopen.length);
     let open = openFence(body.slice(0, cut));
     if (open && fenceFits(open.line, maxChars)) {
+      const head = body.slice(0, cut).trimEnd();
       if (open.start > reopen.length && body.slice(open.start, cut).trimEnd() === open.line) {
         // Cut just after an opening fence: move the cut before it instead.
         cut = open.start;
         open = openFence(body.slice(0, cut));
-      } else if (body.slice(0, cut).trimEnd().length + open.marker.length + 1 > maxChars) {
-        cut = pickCut(body, maxChars - open.marker.length - 1, reopen.length);
+      } else if (
+        head.length + open.marker.length + 1 > maxChars ||
+        endOfLines(head, maxLines - 1) !== undefined
+      ) {
+        cut = pickCut(body, Math.min(limit(maxLines - 1), maxChars - open.marker.length - 1), reopen.length);
         open = openFence(body.slice(0, cut));
       }
     }
@@ -38,6 +58,17 @@ export function chunkText(text: string, maxChars: number): string[] {
   }
   if (rest.length > 0) chunks.push(reopen + rest);
   return chunks;
+}
+
+/** Where the first `lines` lines of `text` end (at their last newline), or undefined if it has no more. */
+function endOfLines(text: string, lines: number): number | undefined {
+  if (!Number.isFinite(lines)) return undefined;
+  let at = -1;
+  for (let n = 0; n < lines; n++) {
+    at = text.indexOf("\n", at + 1);
+    if (at < 0) return undefined;
+  }
+  return at;
 }
 
 /** A fence is carried across chunks only when reopening it leaves room for content. */

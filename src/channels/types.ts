@@ -30,6 +30,8 @@ export interface InboundMessage {
   accountId: string;
   chatId: string;
   threadId?: string;
+  /** The server the chat belongs to (a Discord guild), for access rules per server. */
+  serverId?: string;
   senderId: string;
   senderName: string;
   isDirect: boolean;
@@ -93,6 +95,8 @@ export interface SendReceipt {
 export interface ChannelLimits {
   /** Longest text one message may hold; longer replies are chunked before they are committed. */
   maxMessageChars: number;
+  /** Most lines one message carries (Discord: 17, so clients do not collapse it); absent: no limit. */
+  maxLines?: number;
   /** How the channel renders model Markdown. */
   formatting: "plain" | "markdown" | "telegram-html" | "slack-mrkdwn" | "discord-markdown";
 }
@@ -133,6 +137,13 @@ export type AcceptResult =
   | { status: "rejected"; reason: string; sessionKey?: string; reply?: string }
   | { status: "command"; reply: string; sessionKey: string };
 
+/** A platform connection's state, as `status` shows it. */
+export interface ChannelHealth {
+  /** `stopped` with a detail: the channel cannot run until something is fixed (the detail says what). */
+  state: "connected" | "connecting" | "stopped";
+  detail?: string;
+}
+
 /** The adapter port. Optional capabilities are optional members. */
 export interface Channel {
   readonly name: ChannelName;
@@ -148,6 +159,8 @@ export interface Channel {
   start(sink: InboundSink): Promise<void>;
   /** Stop intake and release connections. Idempotent. */
   stop(): Promise<void>;
+  /** The platform connection's state (absent: the channel has no connection to lose). */
+  health?(): ChannelHealth;
   /**
    * Formats a Markdown reply for this platform and splits it into the chunks `send` takes, each
    * within the platform's limit (default: plain splitting at `limits.maxMessageChars`). The

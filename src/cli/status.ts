@@ -50,6 +50,8 @@ interface StatusBody {
   runs: Record<string, number>;
   sessions: number;
   deadReplies: DeadReply[];
+  /** Each channel account, with its connection state where it has one. */
+  channels?: Array<{ name: string; accountId: string; state?: string; detail?: string }>;
   auth?: { cooling: CoolingProfile[] };
   spend?: {
     day: string;
@@ -134,6 +136,7 @@ export async function runStatus(options: CliOptions): Promise<number> {
     `inbox     ${formatInbox(b.inbox)}`,
     `outbox    ${formatCounts(b.outbox)}`,
     `runs      ${formatCounts(b.runs)}; ${b.sessions} sessions`,
+    ...channelLines(b.channels ?? []),
     ...(b.spend ? [`spend     today (${b.spend.day} UTC): ${spendSummary(b.spend, b.spend.limits)}`] : []),
     ...coolingLines(b.auth?.cooling ?? [], Date.now()),
     ...deadLines(b.deadReplies),
@@ -292,4 +295,16 @@ function isStatusBody(value: unknown): value is StatusBody {
     typeof v.runs === "object" &&
     Array.isArray(v.deadReplies)
   );
+}
+
+/** The channels line, then one WARNING line per channel that stopped (saying what to fix). */
+function channelLines(channels: NonNullable<StatusBody["channels"]>): string[] {
+  if (channels.length === 0) return [];
+  const listed = channels.map((c) => `${c.name}:${c.accountId}${c.state ? ` ${c.state}` : ""}`).join(", ");
+  return [
+    `channels  ${listed}`,
+    ...channels
+      .filter((c) => c.state === "stopped" && c.detail)
+      .map((c) => `  WARNING: ${c.name}:${c.accountId} stopped: ${c.detail}`),
+  ];
 }

@@ -142,6 +142,7 @@ function substituteEnv(node: unknown, path: string[], ctx: SubstituteContext): v
   if (isMap(node)) {
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      checkExact(pair.key, [...path, key], ctx);
       substituteEnv(pair.value, [...path, key], ctx);
     }
   } else if (isSeq(node)) {
@@ -166,8 +167,21 @@ function substituteEnv(node: unknown, path: string[], ctx: SubstituteContext): v
     if (replaced === original) return;
     node.value = replaced;
     ctx.substituted.set(path.join("."), replaced);
-  }
+  } else checkExact(node, path, ctx);
   // Aliases need nothing: they resolve to their anchor's node, substituted where it stands.
+}
+
+/**
+ * An unquoted integer too large for a JavaScript number (a Discord id) silently changes when
+ * read: it is an issue asking for quotes.
+ */
+function checkExact(node: unknown, path: string[], ctx: SubstituteContext): void {
+  if (!isScalar(node) || typeof node.value !== "number" || Number.isSafeInteger(node.value)) return;
+  if (!Number.isInteger(node.value) || !/^[+-]?\d+$/.test(node.source ?? "")) return;
+  const line = node.range ? ctx.lineCounter.linePos(node.range[0]).line : undefined;
+  ctx.issues.push(
+    `${path.join(".") || "(top level)"}: the number ${node.source}${line ? ` on line ${line}` : ""} is too large to read exactly; write it in quotes ("${node.source}")`,
+  );
 }
 
 /** The value an unquoted scalar `value` has in the document's schema (null, bool, int, float), else `value`. */

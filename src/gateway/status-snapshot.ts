@@ -114,7 +114,7 @@ export async function statusSnapshot(s: StatusSources) {
       error: r.lastError,
       text: r.text.slice(0, 80),
     })),
-    channels: s.channels.hosted().map(({ channel, accountId }) => ({ name: channel, accountId })),
+    channels: s.channels.list().map((c) => ({ name: c.name, accountId: c.accountId, ...c.health?.() })),
     auth: {
       cooling: coolingProfiles(s.authProfiles?.all() ?? (await store.authProfiles.list()), s.clock.now()),
     },

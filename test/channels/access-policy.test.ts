@@ -169,6 +169,27 @@ describe("groups", () => {
     expect((await p.check(groupMessage("-100", true))).allowed).toBe(false);
   });
 
+  it("a platform's group rule replaces the flat list and may set requireMention per group", async () => {
+    const p = policy({
+      groupRule: (m) =>
+        m.chatId === "quiet"
+          ? { listed: true, requireMention: false }
+          : m.chatId === "loud"
+            ? { listed: true }
+            : { listed: false, reason: `channel ${m.chatId} is not in guilds` },
+    });
+    expect(await p.check(groupMessage("quiet", false))).toEqual({ allowed: true });
+    expect(await p.check(groupMessage("loud", false))).toEqual({ allowed: false, reason: NOT_MENTIONED });
+    expect(await p.check(groupMessage("-100", true))).toEqual({
+      allowed: false,
+      reason: "channel -100 is not in guilds (groupPolicy: allowlist)",
+    });
+    // Open groups ignore the listing but keep the default mention gate for unlisted chats.
+    const open = policy({ groupPolicy: "open", groupRule: () => ({ listed: false, reason: "unlisted" }) });
+    expect(await open.check(groupMessage("x", false))).toEqual({ allowed: false, reason: NOT_MENTIONED });
+    expect(await open.check(groupMessage("x", true))).toEqual({ allowed: true });
+  });
+
   it("reports its group history limit; local channels allow everyone and keep no history", async () => {
     expect(policy({ groupHistoryLimit: 7 }).groupHistoryLimit).toBe(7);
     expect(await allowAll.check(dm("anyone"))).toEqual({ allowed: true });

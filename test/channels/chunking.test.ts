@@ -139,3 +139,62 @@ describe("chunkText keeps a code block whole when it fits in a chunk", () => {
     }
   });
 });
+
+describe("chunkText with a line limit (Discord: 17 lines)", () => {
+  const fenceCount = (s: string) => s.split("\n").filter((l) => /^```/.test(l)).length;
+  const lineCount = (s: string) => s.split("\n").length;
+
+  it("splits a short but tall reply at line boundaries", () => {
+    const text = Array.from({ length: 40 }, (_, i) => `item ${i}`).join("\n");
+    const chunks = chunkText(text, 2000, { maxLines: 17 });
+    expect(chunks.map(lineCount)).toEqual([17, 17, 6]);
+    expect(chunks.join("\n")).toBe(text);
+  });
+
+  it("closes a tall code block within the line limit and reopens it with its language", () => {
+    const code = Array.from({ length: 50 }, (_, i) => `print(${i})`).join("\n");
+    const chunks = chunkText(`Look:\n\`\`\`python\n${code}\n\`\`\``, 2000, { maxLines: 17 });
+    for (const c of chunks) {
+      expect(lineCount(c)).toBeLessThanOrEqual(17);
+      expect(fenceCount(c) % 2).toBe(0);
+    }
+    expect(chunks.slice(1).every((c) => c.startsWith("```python\n"))).toBe(true);
+    const lines = chunks.flatMap((c) => c.split("\n")).filter((l) => l.startsWith("print("));
+    expect(lines).toEqual(code.split("\n"));
+  });
+
+  it("rejects a line limit too small to carry a reopened fence", () => {
+    expect(() => chunkText("a\nb\nc\nd", 100, { maxLines: 2 })).toThrow(/maxLines must be ≥ 3/);
+  });
+
+  it("for any mix of prose and code: within both limits, fences balanced, words kept", () => {
+    const codeLine = fc.stringMatching(/^[a-z(); =]{0,30}$/).map((s) => `  ${s}`);
+    const prose = fc
+      .array(fc.stringMatching(/^[a-z]{1,10}$/), { minLength: 1, maxLength: 12 })
+      .map((w) => w.join(" "));
+    const block = fc.oneof(
+      fc.array(prose, { minLength: 1, maxLength: 6 }).map((l) => l.join("\n")),
+      fc
+        .tuple(fc.constantFrom("", "ts", "python"), fc.array(codeLine, { minLength: 1, maxLength: 40 }))
+        .map(([lang, lines]) => `\`\`\`${lang}\n${lines.join("\n")}\n\`\`\``),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(block, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 200, max: 2000 }),
+        fc.integer({ min: 5, max: 20 }),
+        (blocks, max, maxLines) => {
+          const text = blocks.join("\n\n");
+          const chunks = chunkText(text, max, { maxLines });
+          for (const c of chunks) {
+            expect(c.length).toBeLessThanOrEqual(max);
+            expect(lineCount(c)).toBeLessThanOrEqual(maxLines);
+            expect(fenceCount(c) % 2).toBe(0);
+          }
+          const words = (s: string) => s.split(/\s+/).filter((w) => w && !w.startsWith("```"));
+          expect(chunks.flatMap(words).join("")).toEqual(words(text).join(""));
+        },
+      ),
+    );
+  });
+});

@@ -45,6 +45,18 @@ describe("config", () => {
     expect(config.gateway.port).toBe(7555);
   });
 
+  it("asks for quotes around an id too large to read exactly (a Discord snowflake), key or value", () => {
+    const issues = issuesOf(
+      "channels:\n  telegram:\n    token: '1:x'\n    allowFrom: [123456789012345678]\n    groups: ['223456789012345678', 42]\n",
+    );
+    expect(issues).toEqual([
+      'channels.telegram.allowFrom.0: the number 123456789012345678 on line 4 is too large to read exactly; write it in quotes ("123456789012345678")',
+    ]);
+    expect(issuesOf("123456789012345678: x\n")[0]).toMatch(
+      /^123456789012345680: the number 123456789012345678 on line 1/,
+    );
+  });
+
   it("names a missing environment variable", () => {
     expect(issuesOf("providers:\n  openai:\n    apiKey: ${OPENAI_KEY_X}\n")).toEqual([
       "providers.openai.apiKey: environment variable OPENAI_KEY_X is not set (used as ${OPENAI_KEY_X} on line 3)",

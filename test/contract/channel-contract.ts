@@ -160,7 +160,7 @@ function words(text: string): string[] {
  * A Markdown reply about four times `max` long: prose, a code block that fits in one message,
  * more prose, and a code block longer than one message (it must be closed and reopened).
  */
-function longReply(max: number): { markdown: string; shortCode: string } {
+function longReply(max: number, maxLines: number): { markdown: string; shortCode: string } {
   const prose = (tag: string, chars: number) => {
     const out: string[] = [];
     for (let i = 0, n = 0; n < chars; i++) {
@@ -170,16 +170,17 @@ function longReply(max: number): { markdown: string; shortCode: string } {
     }
     return out.join("\n\n");
   };
-  const code = (tag: string, chars: number) => {
+  const code = (tag: string, chars: number, lines = Number.POSITIVE_INFINITY) => {
     const out: string[] = [];
-    for (let i = 0, n = 0; n < chars; i++) {
+    for (let i = 0, n = 0; n < chars && i < lines; i++) {
       const line = `const ${tag}${i} = ${i}; // keep me`;
       out.push(line);
       n += line.length + 1;
     }
     return out.join("\n");
   };
-  const shortCode = code("short", Math.floor(max * 0.3));
+  // Fits one message: 30% of its characters, and its lines with the two fences.
+  const shortCode = code("short", Math.floor(max * 0.3), maxLines - 2);
   const markdown = [
     prose("a", Math.floor(max * 1.2)),
     `\`\`\`ts\n${shortCode}\n\`\`\``,
@@ -296,13 +297,17 @@ export function runChannelContract(
       async () => {
         const { channel, platform } = await setup();
         const max = channel.limits.maxMessageChars;
-        const { markdown, shortCode } = longReply(max);
+        const maxLines = channel.limits.maxLines ?? Number.POSITIVE_INFINITY;
+        const { markdown, shortCode } = longReply(max, maxLines);
         // What the turn runner stores in the outbox for this channel.
         const chunks = channel.prepare ? channel.prepare(markdown) : chunkText(markdown, max);
         expect(chunks.length).toBeGreaterThan(2);
         const read = chunks.map((c) => platform.read(c));
         for (const [i, r] of read.entries()) {
           expect(r.text.length, `chunk ${i} is over the limit`).toBeLessThanOrEqual(max);
+          expect(chunks[i]?.split("\n").length, `chunk ${i} has too many lines`).toBeLessThanOrEqual(
+            maxLines,
+          );
           expect(r.codeBlocksClosed, `chunk ${i} leaves a code block open`).toBe(true);
         }
         expect(words(read.map((r) => r.text).join("\n"))).toEqual(words(markdown));

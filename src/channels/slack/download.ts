@@ -6,9 +6,9 @@
  * one-line note in the message text: the message itself is still committed.
  */
 import type { Clock } from "../../util/clock.js";
-import { attachmentDir, downloadAttachment, safeFileName } from "../attachments.js";
+import { attachmentDir, downloadAttachment, fileKind, safeFileName } from "../attachments.js";
 import type { Attachment } from "../types.js";
-import { fileKind, type SlackFile } from "./inbound.js";
+import type { SlackFile } from "./inbound.js";
 
 export interface SlackDownloadOptions {
   botToken: string;

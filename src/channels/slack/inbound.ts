@@ -148,13 +148,3 @@ export function slackToText(text: string, botUserId: string): string {
     .replace(/&gt;/g, ">")
     .replace(/&amp;/g, "&");
 }
-
-/** The attachment kind of a Slack file, from its MIME type. */
-export function fileKind(mimetype: string | undefined): "image" | "document" | "audio" | "video" | "other" {
-  if (!mimetype) return "other";
-  if (mimetype.startsWith("image/")) return "image";
-  if (mimetype.startsWith("audio/")) return "audio";
-  if (mimetype.startsWith("video/")) return "video";
-  if (mimetype.startsWith("text/") || mimetype.startsWith("application/")) return "document";
-  return "other";
-}

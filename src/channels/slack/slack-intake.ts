@@ -12,6 +12,7 @@ import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import { TtlCache } from "../../util/ttl-cache.js";
 import { SinkUnavailableError } from "../errors.js";
+import { commandAnswer } from "../command-answer.js";
 import type { AcceptResult, Attachment, InboundMessage, InboundSink } from "../types.js";
 import type { SlackDirectory } from "./directory.js";
 import { downloadSlackFile } from "./download.js";
@@ -224,19 +225,5 @@ export class SlackIntake {
       return;
     }
     await answer(commandAnswer(result));
-  }
-}
-
-/** What the person sees for a slash command the router handled. */
-function commandAnswer(result: AcceptResult): string {
-  switch (result.status) {
-    case "command":
-      return result.reply;
-    case "rejected":
-      return result.reply ?? `Not allowed here: ${result.reason}.`;
-    case "duplicate":
-      return "Already done.";
-    case "accepted":
-      return "Received.";
   }
 }

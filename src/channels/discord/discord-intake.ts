@@ -1,0 +1,234 @@
+/**
+ * Discord intake: a discord.js `messageCreate` viewed (inbound.ts maps it), its replied-to text
+ * and attachments (admitted senders only, under the size cap) added, committed through the
+ * gateway's sink; and a slash command mapped to its chat command and answered ephemerally (a
+ * deferred reply, edited once the router answered). A gateway RESUME may replay a message the
+ * gateway already committed: the inbox answers it as a duplicate (its key is the message id).
+ */
+import type { ChatInputCommandInteraction, Message } from "discord.js";
+import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
+import { attachmentDir, downloadAttachment, fileKind, safeFileName } from "../attachments.js";
+import { commandAnswer } from "../command-answer.js";
+import { SinkUnavailableError } from "../errors.js";
+import type { AcceptResult, Attachment, InboundMessage, InboundSink } from "../types.js";
+import { type DiscordMessageView, mapDiscordMessage } from "./inbound.js";
+
+/** Ephemeral: only the person who ran the command sees the answer. */
+const EPHEMERAL = 64;
+
+/** Channel types of threads (announcement, public, private). */
+const THREAD_TYPES = new Set([10, 11, 12]);
+
+export interface DiscordIntakeOptions {
+  accountId: string;
+  workspaceDir: string;
+  mediaMaxBytes: number;
+  downloadTimeoutMs: number;
+  mentionPatterns: readonly RegExp[];
+  clock: Clock;
+  logger: Logger;
+  sink(): InboundSink | undefined;
+  botId(): string | undefined;
+  /** Aborted when the channel stops (ends downloads). */
+  life(): AbortSignal | undefined;
+}
+
+/** Turns Discord deliveries into committed inbound messages (see the file header). */
+export class DiscordIntake {
+  readonly #o: DiscordIntakeOptions;
+
+  constructor(options: DiscordIntakeOptions) {
+    this.#o = options;
+  }
+
+  /** The `messageCreate` listener; never rejects (failures are logged). */
+  async message(message: Message): Promise<void> {
+    try {
+      await this.#handle(message);
+    } catch (err) {
+      if (err instanceof SinkUnavailableError) {
+        // Not committed (shutting down): Discord does not redeliver; the person sees no answer.
+        this.#o.logger.warn({ messageId: message.id, err: err.message }, "discord message not taken");
+        return;
+      }
+      this.#o.logger.error({ err, messageId: message.id }, "could not handle a Discord message");
+    }
+  }
+
+  async #handle(message: Message): Promise<void> {
+    const o = this.#o;
+    const botId = o.botId();
+    const sink = o.sink();
+    if (!botId || !sink) throw new SinkUnavailableError("the Discord channel is not running");
+    const view = viewOf(message);
+    const mapped = mapDiscordMessage(view, botId, { mentionPatterns: o.mentionPatterns });
+    if (mapped.type === "ignore") {
+      o.logger.debug(
+        { channelId: view.channelId, messageId: view.id, why: mapped.why },
+        "discord message ignored",
+      );
+      return;
+    }
+    const base: InboundMessage = {
+      channel: "discord",
+      accountId: o.accountId,
+      chatId: mapped.chatId,
+      ...(mapped.threadId ? { threadId: mapped.threadId } : {}),
+      ...(mapped.serverId ? { serverId: mapped.serverId } : {}),
+      senderId: view.author.id,
+      senderName: view.author.name,
+      isDirect: mapped.isDirect,
+      mentionsBot: mapped.mentionsBot,
+      text: mapped.text,
+      attachments: [],
+      platformMessageId: message.id,
+      receivedAt: o.clock.now(),
+    };
+    const replyToText = await this.#repliedText(message);
+    if (replyToText) base.replyToText = replyToText;
+    const withFiles = message.attachments.size > 0 ? await this.#withFiles(base, message, sink) : base;
+    await sink.accept(withFiles);
+  }
+
+  /** The text of the message this one replies to: from the cache, else fetched (best effort). */
+  async #repliedText(message: Message): Promise<string | undefined> {
+    const ref = message.reference?.messageId;
+    if (!ref) return undefined;
+    const cached = message.channel.messages.cache.get(ref);
+    if (cached) return cached.content || undefined;
+    try {
+      const fetched = await message.fetchReference();
+      return fetched.content || undefined;
+    } catch (err) {
+      this.#o.logger.debug({ err, messageId: message.id }, "replied-to message not readable");
+      return undefined;
+    }
+  }
+
+  async #withFiles(base: InboundMessage, message: Message, sink: InboundSink): Promise<InboundMessage> {
+    const o = this.#o;
+    // Files of a sender who will not reach the agent (unknown, not addressed) never reach disk.
+    if ((await sink.admits?.(base)) === false) {
+      o.logger.info(
+        { chatId: base.chatId, files: message.attachments.size },
+        "attachments not downloaded: the sender is not admitted",
+      );
+      return base;
+    }
+    const attachments: Attachment[] = [];
+    const notes: string[] = [];
+    const signal = o.life() ?? AbortSignal.abort();
+    for (const file of message.attachments.values()) {
+      const saved = await downloadAttachment(
+        {
+          name: file.name,
+          kind: fileKind(file.contentType ?? undefined),
+          mimeType: file.contentType ?? undefined,
+          sizeBytes: file.size,
+          workspaceDir: o.workspaceDir,
+          relDir: attachmentDir("discord", base.chatId, base.threadId),
+          fileName: `${message.id}-${safeFileName(file.name)}`,
+          maxBytes: o.mediaMaxBytes,
+          timeoutMs: o.downloadTimeoutMs,
+          limitSetting: "channels.discord.mediaMaxMb",
+          clock: o.clock,
+          // Attachment URLs are signed CDN links: no token is sent with them.
+          open: (both) => fetch(file.url, { signal: both }),
+        },
+        signal,
+      );
+      if (typeof saved === "string") {
+        o.logger.warn({ chatId: base.chatId, file: file.name, note: saved }, "attachment not saved");
+        notes.push(saved);
+      } else attachments.push(saved);
+    }
+    if (signal.aborted) throw new SinkUnavailableError("the Discord channel stopped mid-download");
+    const text = [base.text, ...notes].filter((t) => t.length > 0).join("\n");
+    return { ...base, text, attachments };
+  }
+
+  /**
+   * The `interactionCreate` listener for slash commands: `/status` runs that chat command for the
+   * person in this conversation; the answer is ephemeral. The reply is deferred first (Discord
+   * wants an answer within 3 s), then edited with the router's answer. Never rejects.
+   */
+  async command(interaction: ChatInputCommandInteraction): Promise<void> {
+    const o = this.#o;
+    const answer = (content: string) =>
+      interaction
+        .editReply({ content, allowedMentions: { parse: [] } })
+        .catch((err: unknown) => o.logger.warn({ err }, "slash command answer not delivered"));
+    try {
+      await interaction.deferReply({ flags: EPHEMERAL });
+    } catch (err) {
+      o.logger.warn({ err, command: interaction.commandName }, "slash command could not be acknowledged");
+      return;
+    }
+    const sink = o.sink();
+    if (!sink) {
+      await answer("I am not ready yet; try again in a moment.");
+      return;
+    }
+    const channel = interaction.channel;
+    const isDirect = interaction.guildId === null;
+    const inThread = channel !== null && THREAD_TYPES.has(channel.type) && "parentId" in channel;
+    const parentId = inThread ? (channel as { parentId: string | null }).parentId : null;
+    const arg = interaction.options.getString("model") ?? "";
+    const user = interaction.user;
+    const message: InboundMessage = {
+      channel: "discord",
+      accountId: o.accountId,
+      chatId: parentId ?? interaction.channelId,
+      ...(parentId ? { threadId: interaction.channelId } : {}),
+      ...(interaction.guildId ? { serverId: interaction.guildId } : {}),
+      senderId: user.id,
+      senderName: user.globalName ?? user.username,
+      isDirect,
+      mentionsBot: true,
+      answeredInPlace: true,
+      text: `/${interaction.commandName}${arg ? ` ${arg}` : ""}`,
+      attachments: [],
+      platformMessageId: `command:${interaction.id}`,
+      receivedAt: o.clock.now(),
+    };
+    let result: AcceptResult;
+    try {
+      result = await sink.accept(message);
+    } catch (err) {
+      o.logger.warn({ err, command: interaction.commandName }, "slash command not taken");
+      await answer("I could not take that just now (I may be restarting); try again in a moment.");
+      return;
+    }
+    await answer(commandAnswer(result));
+  }
+}
+
+/** The plain view inbound.ts maps, read from a discord.js Message. */
+export function viewOf(message: Message): DiscordMessageView {
+  const channel = message.channel;
+  const thread = channel.isThread() ? channel : undefined;
+  const names = <T extends { id: string }>(items: Iterable<T>, name: (item: T) => string) =>
+    new Map([...items].map((item) => [item.id, name(item)] as const));
+  return {
+    id: message.id,
+    channelId: message.channelId,
+    guildId: message.guildId,
+    isDm: channel.isDMBased(),
+    threadParentId: thread?.parentId ?? undefined,
+    type: message.type,
+    webhookId: message.webhookId,
+    author: {
+      id: message.author.id,
+      bot: message.author.bot,
+      name: message.member?.displayName ?? message.author.globalName ?? message.author.username,
+    },
+    content: message.content,
+    mentionedUsers: names(message.mentions.users.values(), (u) => u.globalName ?? u.username),
+    mentionedRoles: names(message.mentions.roles.values(), (r) => r.name),
+    mentionedChannels: names(message.mentions.channels.values(), (c) =>
+      "name" in c && typeof c.name === "string" ? c.name : c.id,
+    ),
+    repliedToUserId: message.mentions.repliedUser?.id,
+  };
+}
