@@ -260,6 +260,11 @@ export class FakeDiscord {
     return this.#gateway.reconnect();
   }
 
+  /** The next RESUME also replays the last `events` events the client already received. */
+  replayOnResume(events: number): void {
+    this.#gateway.replayOverlap = events;
+  }
+
   /** Sends op 9 INVALID_SESSION (`resumable` false: the session is gone, the client re-identifies). */
   invalidSession(resumable: boolean): void {
     this.#gateway.invalidSession(resumable);

@@ -83,6 +83,11 @@ function frameText(data: RawData): string {
 export class Gateway {
   identifies = 0;
   resumes = 0;
+  /**
+   * The next RESUME also replays this many events the client already had (Discord may replay
+   * from before the client's last seq): a client must not act on one twice.
+   */
+  replayOverlap = 0;
   /** Sockets accepted so far (refused ones included). */
   opened = 0;
   readonly connections: ConnectionRecord[] = [];
@@ -330,7 +335,10 @@ export class Gateway {
     conn.session = session;
     conn.authenticated = true;
     this.resumes += 1;
-    for (const frame of session.log) if (frame.s > seq) this.#send(conn, frame);
+    const from = seq - this.replayOverlap;
+    this.replayOverlap = 0;
+    for (const frame of session.log)
+      if (frame.s > seq || (frame.s > from && frame.t !== "READY")) this.#send(conn, frame);
     this.#send(conn, { op: 0, t: "RESUMED", s: session.seq, d: { _trace: ['["fake-gateway",{}]'] } });
     return true;
   }

@@ -8,7 +8,7 @@
  * slash command registration, and stopping. Messages are committed by DiscordIntake, replies go
  * out through DiscordSender. discord.js is imported when the channel starts.
  */
-import type { Client, ClientOptions } from "discord.js";
+import type { Client } from "discord.js";
 import { backoffDelayMs } from "../../util/backoff.js";
 import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
@@ -21,6 +21,7 @@ import type {
   OutboundMessage,
   SendReceipt,
 } from "../types.js";
+import { discordClientOptions, registerCommands, type SlashCommandScope } from "./client.js";
 import { DiscordIntake } from "./discord-intake.js";
 import { DiscordSender } from "./discord-sender.js";
 import { toDiscordFailure } from "./errors.js";
@@ -50,7 +51,7 @@ export interface DiscordChannelOptions extends DiscordAccountPlan {
   /** The chat commands registered as slash commands. */
   commands: ReadonlyArray<{ command: string; description: string }>;
   /** Where they are registered: globally, in these servers, or not at all. */
-  slashCommands: { scope: "global" } | { scope: "guilds"; guildIds: readonly string[] } | { scope: "off" };
+  slashCommands: SlashCommandScope;
   restRequestsPerSecond: number;
   maxRateLimitWaitMs: number;
   /** Called when the gateway connection is back after a loss (resumed or re-identified). */
@@ -150,14 +151,15 @@ export class DiscordChannel implements Channel {
   async #connect(): Promise<void> {
     const o = this.#o;
     const dj = await import("discord.js");
-    const client = new dj.Client(this.#clientOptions(dj));
+    const client = new dj.Client(discordClientOptions(dj, this.#o));
     this.#client = client;
     let failLogin: (err: Error) => void = () => {};
     const closedFatally = new Promise<never>((_, reject) => {
       failLogin = reject;
     });
-    closedFatally.catch(() => {}); // raced below; a late close is handled by #onFatalClose
+    closedFatally.catch(() => {}); // raced below; a close after READY halts the channel instead
     client.on(dj.Events.ShardDisconnect, (event) => {
+      if (this.#client !== client) return;
       const why =
         FATAL_CLOSE[event.code] ?? `the gateway closed with code ${event.code} and will not reconnect`;
       const err = new FatalCloseError(event.code, why);
@@ -165,6 +167,7 @@ export class DiscordChannel implements Channel {
       if (this.#readyOnce) this.#halt(err.message);
     });
     client.on(dj.Events.ShardReconnecting, () => {
+      if (this.#client !== client) return; // destroyed on purpose (stop, halt)
       this.#health = { state: "connecting", detail: "reconnecting to the gateway" };
       o.logger.warn("discord gateway connection lost; reconnecting");
     });
@@ -192,111 +195,36 @@ export class DiscordChannel implements Channel {
       if (interaction.isChatInputCommand()) void this.#intake.command(interaction);
     });
     const ready = new Promise<void>((resolve) => client.once(dj.Events.ClientReady, () => resolve()));
+    const timeout = this.#readyTimeout();
     try {
-      await Promise.race([client.login(o.token).then(() => ready), closedFatally, this.#readyTimeout()]);
+      await Promise.race([client.login(o.token).then(() => ready), closedFatally, timeout.expired]);
     } catch (err) {
       await client.destroy().catch(() => {});
       this.#client = undefined;
       throw err;
+    } finally {
+      timeout.cancel();
     }
     this.#botId = client.user?.id;
     this.#readyOnce = true;
     this.#health = { state: "connected" };
     o.logger.info({ bot: client.user?.tag, guilds: client.guilds.cache.size }, "discord gateway connected");
-    await this.#registerCommands(client);
+    await registerCommands(client, o.commands, o.slashCommands, o.logger);
   }
 
-  #readyTimeout(): Promise<never> {
+  /** Rejects after `readyTimeoutMs` unless cancelled (the login settled first). */
+  #readyTimeout(): { expired: Promise<never>; cancel(): void } {
     const ms = this.#o.readyTimeoutMs ?? 60_000;
-    return new Promise((_, reject) => {
-      this.#clock.setTimeout(
+    let timer: ReturnType<Clock["setTimeout"]> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = this.#clock.setTimeout(
         () => reject(new Error(`no READY from the Discord gateway within ${ms} ms`)),
         ms,
-        {
-          unref: true,
-        },
+        { unref: true },
       );
     });
-  }
-
-  #clientOptions(dj: typeof import("discord.js")): ClientOptions {
-    const o = this.#o;
-    const { GatewayIntentBits: I, Options } = dj;
-    return {
-      intents: [I.Guilds, I.GuildMessages, I.DirectMessages, I.MessageContent],
-      partials: [dj.Partials.Channel],
-      failIfNotExists: false,
-      allowedMentions: { parse: [], repliedUser: false },
-      // Bounded caches: a message is read when it arrives and never again (a replied-to one is
-      // fetched if gone), people and members are cached only as far as names need.
-      makeCache: Options.cacheWithLimits({
-        MessageManager: 25,
-        UserManager: { maxSize: 2_000, keepOverLimit: (u) => u.id === u.client.user?.id },
-        GuildMemberManager: { maxSize: 500, keepOverLimit: (m) => m.id === m.client.user?.id },
-        PresenceManager: 0,
-        ReactionManager: 0,
-        ReactionUserManager: 0,
-        VoiceStateManager: 0,
-        StageInstanceManager: 0,
-        GuildStickerManager: 0,
-        GuildScheduledEventManager: 0,
-        GuildInviteManager: 0,
-        GuildBanManager: 0,
-        ThreadMemberManager: 0,
-        AutoModerationRuleManager: 0,
-        ApplicationCommandManager: 0,
-        GuildEmojiManager: 0,
-      }),
-      sweepers: {
-        ...Options.DefaultSweeperSettings,
-        messages: { interval: 300, lifetime: 600 },
-      },
-      rest: {
-        api: o.apiUrl,
-        // Waits come from Reset-After/Retry-After, relative times: no clock-skew margin needed.
-        offset: 0,
-        retries: 1,
-        timeout: 15_000,
-        globalRequestsPerSecond: o.restRequestsPerSecond,
-        // A short 429 is sat out in the library's bucket; a long one fails the send, and the
-        // outbox retries it after Retry-After instead of holding the bucket.
-        rejectOnRateLimit: (limit) => limit.retryAfter > o.maxRateLimitWaitMs,
-      },
-      ...(o.fastIdentify
-        ? { ws: { buildIdentifyThrottler: () => ({ waitForIdentify: async () => {} }) } }
-        : {}),
-    } as ClientOptions;
-  }
-
-  /** Registers the chat commands (best effort: a failure is logged, chat still works). */
-  async #registerCommands(client: Client): Promise<void> {
-    const o = this.#o;
-    const scope = o.slashCommands;
-    const appId = client.application?.id;
-    if (scope.scope === "off" || !appId) return;
-    const body = o.commands.map((c) => ({
-      name: c.command,
-      description: c.description.slice(0, 100),
-      type: 1,
-      ...(c.command === "model"
-        ? {
-            options: [{ type: 3, name: "model", description: "provider/model, or default", required: false }],
-          }
-        : {}),
-    }));
-    const routes =
-      scope.scope === "global"
-        ? [`/applications/${appId}/commands` as const]
-        : scope.guildIds.map((g) => `/applications/${appId}/guilds/${g}/commands` as const);
-    for (const route of routes) {
-      try {
-        await client.rest.put(route, { body });
-      } catch (err) {
-        o.logger.warn({ route, err: toDiscordFailure(err).description }, "slash commands not registered");
-        continue;
-      }
-      o.logger.debug({ route, commands: body.length }, "slash commands registered");
-    }
+    expired.catch(() => {}); // raced in #connect; never left unhandled
+    return { expired, cancel: () => this.#clock.clearTimeout(timer) };
   }
 
   async #connectLater(signal: AbortSignal): Promise<void> {
