@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { TOKEN_REQUIRED } from "../../src/cli/gateway-client.js";
 import { writeRuntimeFile } from "../../src/cli/runtime-file.js";
 import { packageVersion } from "../../src/cli/version.js";
+import { FakeDiscord } from "../fakes/discord-api.js";
 import { spawnGateway } from "../helpers/gateway-process.js";
 import { until } from "../helpers/until.js";
 import { closedPort, exitedPid, removeTempDirs, runCli, seedDeadReply, tempDir } from "./cli-process.js";
@@ -47,6 +48,29 @@ describe("switchyard status", () => {
       expect(body.deadReplies.map((d) => d.text)).toEqual(["Your report is ready"]);
     } finally {
       expect(await gw.kill("SIGTERM")).toBe(0);
+    }
+  });
+
+  it("lists the channels, and warns about one that stopped with what to fix (Discord without Message Content)", async () => {
+    const fake = new FakeDiscord({ token: "status-discord-token-0123456789", messageContentIntent: false });
+    await fake.start();
+    const config = yamlFile(
+      `channels:\n  discord:\n    token: status-discord-token-0123456789\n    apiUrl: ${fake.apiUrl}\n`,
+    );
+    const gw = await spawnGateway(["--config", config, "--home", tempDir(), "--port", "0"]);
+    try {
+      let out = "";
+      await until(async () => {
+        out = (await runCli(["status", "--url", gw.url])).out;
+        return out.includes("WARNING: discord:default stopped");
+      }, "the stopped channel in status");
+      expect(out).toMatch(/^channels {2}.*discord:default stopped/m);
+      expect(out).toMatch(
+        /WARNING: discord:default stopped: the Message Content intent is not enabled: turn on .*MESSAGE CONTENT INTENT/,
+      );
+    } finally {
+      expect(await gw.kill("SIGTERM")).toBe(0);
+      await fake.close();
     }
   });
 

@@ -414,13 +414,16 @@ export function runChannelContract(
 
     contractCase(
       "stop",
-      "stop() is idempotent and stops intake: a message after stop is not delivered",
+      "stop() is idempotent and stops intake: a message after stop is not delivered; health() says connected, then stopped",
       async () => {
         const { channel, platform } = await setup();
         await platform.inject("before stop");
         await sink.waitForText("before stop");
+        // A channel that reports its connection says connected while running, stopped after.
+        if (channel.health) expect(channel.health().state).toBe("connected");
         await within(channel.stop(), WAIT_MS, "stop");
         await within(channel.stop(), WAIT_MS, "a second stop");
+        if (channel.health) expect(channel.health().state).toBe("stopped");
         await within(platform.inject("after stop"), WAIT_MS, "inject after stop");
         await platform.settle();
         expect(sink.received.map((m) => m.text)).toEqual(["before stop"]);

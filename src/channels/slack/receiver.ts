@@ -66,6 +66,11 @@ export class DurableSocketReceiver implements Receiver {
   #connectedOnce = false;
   #reconnecting = false;
 
+  /** The socket was lost and is not back yet. */
+  get reconnecting(): boolean {
+    return this.#reconnecting;
+  }
+
   constructor(options: SocketReceiverOptions) {
     this.#o = options;
   }

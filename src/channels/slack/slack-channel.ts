@@ -13,6 +13,7 @@ import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import type {
   Channel,
+  ChannelHealth,
   ChannelLimits,
   ChatTarget,
   InboundSink,
@@ -79,6 +80,8 @@ export class SlackChannel implements Channel {
   #sink: InboundSink | undefined;
   #life: AbortController | undefined;
   #connecting: Promise<void> | undefined;
+  #socket: DurableSocketReceiver | undefined;
+  #health: ChannelHealth = { state: "stopped", detail: "not started" };
   readonly #httpReceiver: GatewayHttpReceiver | undefined;
   readonly #intake: SlackIntake;
   readonly #sender: SlackSender;
@@ -151,6 +154,7 @@ export class SlackChannel implements Channel {
     this.#bolt = { App, webApi, verifySlackRequest };
     this.#client = new webApi.WebClient(o.botToken, this.#clientOptions());
     this.#life = new AbortController();
+    this.#health = { state: "connecting" };
     try {
       await this.#connect();
     } catch (err) {
@@ -160,6 +164,10 @@ export class SlackChannel implements Channel {
         { err: toSlackFailure(err).description },
         "cannot reach Slack; retrying in the background",
       );
+      this.#health = {
+        state: "connecting",
+        detail: `cannot reach Slack: ${toSlackFailure(err).description}`,
+      };
       this.#connecting = this.#connectLater(this.#life.signal);
     }
   }
@@ -171,16 +179,18 @@ export class SlackChannel implements Channel {
     if (!auth.user_id || !auth.bot_id)
       throw new Error("auth.test did not name the bot (is botToken a bot token?)");
     this.#me = { userId: auth.user_id, botId: auth.bot_id };
-    const receiver =
-      this.#httpReceiver ??
-      new DurableSocketReceiver({
-        appToken: o.appToken ?? "",
-        apiUrl: o.apiUrl,
-        slackLogger: slackLogger(o.logger),
-        logger: o.logger,
-        ...(o.clientPingTimeoutMs !== undefined ? { clientPingTimeoutMs: o.clientPingTimeoutMs } : {}),
-        onReconnected: () => o.onReconnected?.(),
-      });
+    const socket = this.#httpReceiver
+      ? undefined
+      : new DurableSocketReceiver({
+          appToken: o.appToken ?? "",
+          apiUrl: o.apiUrl,
+          slackLogger: slackLogger(o.logger),
+          logger: o.logger,
+          ...(o.clientPingTimeoutMs !== undefined ? { clientPingTimeoutMs: o.clientPingTimeoutMs } : {}),
+          onReconnected: () => o.onReconnected?.(),
+        });
+    this.#socket = socket;
+    const receiver = socket ?? (this.#httpReceiver as GatewayHttpReceiver);
     const app = new bolt.App({
       token: o.botToken,
       botId: auth.bot_id,
@@ -202,6 +212,7 @@ export class SlackChannel implements Channel {
     });
     await app.start();
     this.#app = app;
+    this.#health = { state: "connected" };
     o.logger.info(
       { team: auth.team, bot: auth.user, mode: o.mode },
       o.mode === "socket" ? "slack socket mode connected" : `slack events API at ${o.http?.path}`,
@@ -221,6 +232,7 @@ export class SlackChannel implements Channel {
         const fatal = this.#configProblem(err);
         if (fatal) {
           this.#o.logger.error({ err: fatal.message }, `${fatal.message}; this app stays offline`);
+          this.#health = { state: "stopped", detail: fatal.message };
           return;
         }
         this.#o.logger.warn({ err: toSlackFailure(err).description, attempt }, "still cannot reach Slack");
@@ -255,8 +267,16 @@ export class SlackChannel implements Channel {
     );
   }
 
+  /** Connected once Bolt started; connecting while Socket Mode reconnects or Slack is unreachable. */
+  health(): ChannelHealth {
+    if (this.#health.state === "connected" && this.#socket?.reconnecting)
+      return { state: "connecting", detail: "Socket Mode reconnecting" };
+    return this.#health;
+  }
+
   async stop(): Promise<void> {
     this.#sink = undefined;
+    if (this.#health.state !== "stopped") this.#health = { state: "stopped", detail: "stopped" };
     this.#sender.forgetPreviews();
     if (this.#life) {
       this.#life.abort();

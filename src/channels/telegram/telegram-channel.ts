@@ -13,6 +13,7 @@ import type { Logger } from "../../util/logger.js";
 import type { RouteRegistrar } from "../types.js";
 import type {
   Channel,
+  ChannelHealth,
   ChannelLimits,
   ChatTarget,
   InboundSink,
@@ -86,6 +87,7 @@ export class TelegramChannel implements Channel {
   #life: AbortController | undefined;
   #connecting: Promise<void> | undefined;
   #poller: TelegramPoller | undefined;
+  #health: ChannelHealth = { state: "stopped", detail: "not started" };
   #polling: Promise<unknown> | undefined;
   readonly #intake: TelegramIntake;
   readonly #sender: TelegramSender;
@@ -143,6 +145,7 @@ export class TelegramChannel implements Channel {
       client: { apiRoot: o.apiRoot, timeoutSeconds: (o.pollTimeoutSeconds ?? 30) + 15 },
     });
     this.#life = new AbortController();
+    this.#health = { state: "connecting" };
     try {
       await this.#connect();
     } catch (err) {
@@ -152,8 +155,17 @@ export class TelegramChannel implements Channel {
         { err: this.#failure(err).description },
         "cannot reach Telegram; retrying in the background",
       );
+      this.#health = {
+        state: "connecting",
+        detail: `cannot reach Telegram: ${this.#failure(err).description}`,
+      };
       this.#connecting = this.#connectLater(this.#life.signal);
     }
+  }
+
+  /** Connected once getMe answered; stopped (with why) when Telegram rejected the token. */
+  health(): ChannelHealth {
+    return this.#health;
   }
 
   async #connect(): Promise<void> {
@@ -173,6 +185,7 @@ export class TelegramChannel implements Channel {
         allowed_updates: [...ALLOWED_UPDATES],
       });
       o.logger.info({ bot: me.username, url: o.webhook.url }, "telegram webhook set");
+      this.#health = { state: "connected" };
       return;
     }
     await bot.api.deleteWebhook();
@@ -190,7 +203,15 @@ export class TelegramChannel implements Channel {
       logger: o.logger,
     });
     this.#poller = poller;
-    this.#polling = poller.run((this.#life as AbortController).signal);
+    this.#polling = poller.run((this.#life as AbortController).signal).then((end) => {
+      if (end === "unauthorized")
+        this.#health = {
+          state: "stopped",
+          detail: `Telegram rejected the bot token; polling stopped (fix ${this.#label()}'s token and restart)`,
+        };
+      return end;
+    });
+    this.#health = { state: "connected" };
     o.logger.info({ bot: me.username }, "telegram long polling started");
   }
 
@@ -209,6 +230,7 @@ export class TelegramChannel implements Channel {
         const fatal = configProblem(this.#failure(err), this.accountId, err);
         if (fatal) {
           this.#o.logger.error({ err: fatal.message }, `${fatal.message}; this bot stays offline`);
+          this.#health = { state: "stopped", detail: fatal.message };
           return;
         }
         this.#o.logger.warn({ err: this.#failure(err).description, attempt }, "still cannot reach Telegram");
@@ -218,6 +240,7 @@ export class TelegramChannel implements Channel {
 
   async stop(): Promise<void> {
     this.#sink = undefined;
+    if (this.#health.state !== "stopped") this.#health = { state: "stopped", detail: "stopped" };
     this.#sender.forgetPreviews();
     if (this.#life) {
       this.#life.abort();

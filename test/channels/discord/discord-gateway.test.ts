@@ -92,6 +92,9 @@ describe("Discord channel", () => {
     });
     expect(String(body?.nonce)).toMatch(/^outbox-\d+-[0-9a-z]+$/);
     expect(fake.typingCount(asked.channel_id)).toBeGreaterThanOrEqual(1);
+    // JSON over the gateway, no compression (no zlib-sync or erlpack in the tree), the four intents.
+    expect(fake.connectionLog()[0]?.query).toEqual({ v: "10", encoding: "json" });
+    expect(fake.identifyPayloads()[0]?.intents).toBe(1 | (1 << 9) | (1 << 12) | (1 << 15));
   });
 
   it("pairs an unknown DM sender, then answers once approved", async () => {

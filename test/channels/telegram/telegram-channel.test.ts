@@ -176,6 +176,8 @@ describe("Telegram polling errors", () => {
     const line = logs.find((l) => /rejected the bot token/.test(l.msg));
     expect(line?.msg).toContain('telegram account "default" (@unit_bot)');
     expect(line?.msg).toContain("polling stopped");
+    await until(() => channel.health().state === "stopped", "health stopped");
+    expect(channel.health().detail).toMatch(/^Telegram rejected the bot token; polling stopped/);
     await channel.stop(); // returns: the loop has ended
     expect(tg.calls.filter((c) => c.method === "getUpdates")).toHaveLength(1);
   });
