@@ -85,7 +85,11 @@ export class DiscordIntake {
       platformMessageId: message.id,
       receivedAt: o.clock.now(),
     };
-    const replyToText = await this.#repliedText(message);
+    // The replied-to text is for the model: read only for a message that will reach it.
+    const replyToText =
+      message.reference && (mapped.mentionsBot || (await sink.admits?.(base)) !== false)
+        ? await this.#repliedText(message)
+        : undefined;
     if (replyToText) base.replyToText = replyToText;
     const withFiles = message.attachments.size > 0 ? await this.#withFiles(base, message, sink) : base;
     await sink.accept(withFiles);
@@ -154,6 +158,14 @@ export class DiscordIntake {
    * wants an answer within 3 s), then edited with the router's answer. Never rejects.
    */
   async command(interaction: ChatInputCommandInteraction): Promise<void> {
+    try {
+      await this.#command(interaction);
+    } catch (err) {
+      this.#o.logger.error({ err, command: interaction.commandName }, "could not handle a slash command");
+    }
+  }
+
+  async #command(interaction: ChatInputCommandInteraction): Promise<void> {
     const o = this.#o;
     const answer = (content: string) =>
       interaction
