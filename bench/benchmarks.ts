@@ -21,9 +21,11 @@ export const benchmarks: readonly BenchmarkEntry[] = [
     load: async () => (await import("./telegram-throughput.js")).telegramThroughput,
   },
   { id: "slack-throughput", load: async () => (await import("./slack-throughput.js")).slackThroughput },
+  { id: "discord-throughput", load: async () => (await import("./discord-throughput.js")).discordThroughput },
   { id: "failover", load: async () => (await import("./failover.js")).failover },
   { id: "context", load: async () => (await import("./context.js")).contextBench },
   { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },
   { id: "daemon-footprint", load: async () => (await import("./daemon-footprint.js")).daemonFootprint },
+  { id: "discord-footprint", load: async () => (await import("./discord-footprint.js")).discordFootprint },
   { id: "npm-start", load: async () => (await import("./npm-start.js")).npmStart },
 ];

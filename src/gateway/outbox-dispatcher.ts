@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { OutboxRecord } from "../store/repos/outbox-repo.js";
 import { backoffDelayMs } from "../util/backoff.js";
 import type { TimerHandle } from "../util/clock.js";
@@ -53,6 +54,8 @@ export class OutboxDispatcher {
   /** @throws RangeError naming the option, the value and what was expected. */
   constructor(options: OutboxDispatcherOptions) {
     this.#o = outboxSettings(options);
+    // Every send in flight (up to maxInFlight) listens on both; each removes its listener when done.
+    setMaxListeners(0, this.#stopping.signal, this.#abandon.signal);
     this.#outcomes = new OutcomeRecorder({
       clock: this.#o.clock,
       backoffMs: (n) => this.#backoffMs(n),
