@@ -5,6 +5,7 @@ import { createChannels } from "./app/channels.js";
 import { buildAgent } from "./app/agent.js";
 import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
+import { gatewayCronTools, startCron } from "./app/cron.js";
 import { startHeartbeat } from "./app/heartbeat.js";
 import { buildModelRouter } from "./app/models.js";
 import { openState } from "./app/state.js";
@@ -14,6 +15,7 @@ import { commandList } from "./gateway/commands.js";
 import { gatewayErrorStatus } from "./gateway/error-status.js";
 import { GatewayEvents } from "./gateway/events.js";
 import { Gateway, IntakeSwitch } from "./gateway/gateway.js";
+import type { CronScheduler } from "./cron/scheduler.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
 import { scheduleClaimable, takeOver } from "./gateway/recovery.js";
@@ -73,6 +75,8 @@ async function assemble(
 
   const { pool, lanes } = buildLanes(config, clock, metrics, logger);
 
+  const channels = new ChannelDirectory();
+  let cron: CronScheduler | undefined;
   const agent = buildAgent(config, {
     store,
     router: models,
@@ -80,6 +84,7 @@ async function assemble(
     home: options.home,
     clock,
     logger,
+    tools: gatewayCronTools(config, { store, channels, clock }, () => cron),
   });
   onOpened("memory index", () => agent.close());
   const { session } = agent;
@@ -87,7 +92,6 @@ async function assemble(
   const events = new GatewayEvents((err, event) =>
     logger.error({ err, event: event.type }, "a gateway event listener failed"),
   );
-  const channels = new ChannelDirectory();
   const waiters = new AnswerWaiters({
     store,
     events,
@@ -233,6 +237,7 @@ async function assemble(
   leases.start();
   onOpened("session leases", () => leases.stop());
   const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger, usage });
+  cron = await startCron(config, { store, lanes, turns, channels, metrics, clock, logger, usage });
   logger.info(
     {
       url: server.url,
@@ -258,9 +263,11 @@ async function assemble(
     simulatorUrl: simulator?.url,
     workspaceDir,
     heartbeat,
+    cron,
     stop: () => {
       stopping ??= (async () => {
         heartbeat?.stop();
+        cron?.stop();
         const { drained } = await gateway.shutdown(config.gateway.drainTimeoutMs);
         leases.stop();
         await leases

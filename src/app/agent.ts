@@ -16,6 +16,7 @@ import type { ModelRouter } from "../harness/models/model-router.js";
 import { SystemPrompt } from "../harness/system-prompt.js";
 import { fileTools } from "../harness/tools/file-tools.js";
 import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
+import type { Tool } from "../harness/tools/types.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
@@ -27,6 +28,8 @@ export interface AgentSetup {
   home: string;
   clock: Clock;
   logger: Logger;
+  /** More tools offered to the model (the scheduler's). */
+  tools?: readonly Tool[];
 }
 
 /** The agent session, its compactor (for `/compact`), and what to close on stop. */
@@ -63,6 +66,7 @@ export function buildAgent(
     if (tool.name === "memory_write") memoryOnly.register(tool);
   }
   tools.register(skillTool(deps.workspaceDir));
+  for (const tool of deps.tools ?? []) tools.register(tool);
   const compactor = new Compactor({
     router: deps.router,
     load: (sessionKey, sessionId) => deps.store.transcript.tail(sessionKey, sessionId, agent.historyLimit),

@@ -2,6 +2,7 @@
 import type { ChannelModules } from "../channels/registry.js";
 import type { Config } from "../config/schema.js";
 import type { HeartbeatScheduler } from "../cron/heartbeat-scheduler.js";
+import type { CronScheduler } from "../cron/scheduler.js";
 import type { ChannelDirectory } from "../gateway/channel-directory.js";
 import type { Gateway } from "../gateway/gateway.js";
 import type { ModelRouter } from "../harness/models/model-router.js";
@@ -55,6 +56,8 @@ export interface RunningGateway {
   models: ModelRouter;
   /** The heartbeat clock, when `heartbeat.everyMs` is not 0 (`beat()` fires one now). */
   heartbeat: HeartbeatScheduler | undefined;
+  /** The job scheduler, unless `cron.enabled` is false. */
+  cron: CronScheduler | undefined;
   /** Graceful stop: intake off, drain, abort, close. */
   stop(): Promise<void>;
 }

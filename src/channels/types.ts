@@ -296,6 +296,11 @@ export interface ChannelModule<S extends z.ZodType = z.ZodType> {
   enabled(settings: z.output<S>): boolean;
   create(settings: NonNullable<z.output<S>>, ctx: ChannelFactoryContext): ChannelSet | Promise<ChannelSet>;
   /**
+   * The account ids the settings configure, without creating anything (the CLI checks delivery
+   * targets with it). Absent: one account, "default". Throws ConfigError like `create`.
+   */
+  accounts?(settings: NonNullable<z.output<S>>): string[];
+  /**
    * Checks for `doctor` (tokens, reachability), each bounded by `timeoutMs`; `baseUrl` is where
    * the gateway's HTTP server listens. A configuration problem found on the way is thrown as
    * ConfigError (doctor reports each issue as a failed check); nothing else is thrown.

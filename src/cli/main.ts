@@ -25,6 +25,8 @@ commands:
   usage     tokens and cost of model calls [--by day|session|model|origin|profile] [--since 7d]
   logs      print the gateway log, <home>/logs/switchyard.log (older: .1, .2, …) [--last N] [-f]
   memory    search <query> [--limit N]: search the agent's MEMORY.md and memory/ notes
+  cron      add | list | show | edit | rm | enable | disable | run | history: scheduled jobs
+            (switchyard cron help for their options)
   help      show this text
   version   print the version (also --version)
 
@@ -72,6 +74,9 @@ export interface CliDeps {
 
 /** Runs one command; resolves with the process exit code. */
 export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
+  // `cron` has options of its own (--name, --cron, --every, …): it parses its arguments itself.
+  if (argv[0] === "cron")
+    return reportErrors("cron", async () => (await import("./cron.js")).runCron(argv.slice(1)));
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -80,7 +85,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     return 2;
   }
   const { command, options } = parsed;
-  try {
+  return reportErrors(command, async () => {
     // Each command's module is loaded when it runs: the gateway's start-up pays for no other.
     switch (command) {
       case "gateway":
@@ -114,6 +119,13 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
         process.stderr.write(`switchyard: unknown command "${command}"\n\n${USAGE}`);
         return 2;
     }
+  });
+}
+
+/** Runs a command, turning a configuration or folder problem into exit 2 and anything else into 1. */
+async function reportErrors(command: string | undefined, run: () => Promise<number>): Promise<number> {
+  try {
+    return await run();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.describe()}\n`);

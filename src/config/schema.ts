@@ -177,6 +177,33 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       message: "expected 0 (off) or at least 60000 (one minute)",
       path: ["everyMs"],
     }),
+    cron: section({
+      /** Scheduled jobs run (off: none runs; the CLI still manages them). */
+      enabled: z.boolean().default(true),
+      /** The timezone of jobs that name none (default: the machine's). */
+      timezone: z.string().min(1).optional(),
+      /**
+       * Jobs kept in this file (reviewable in git): upserted by name at start and marked as
+       * config jobs; the CLI will not edit them. Fields as `switchyard cron add` takes them.
+       */
+      jobs: z
+        .array(
+          z.strictObject({
+            name: z.string().min(1),
+            cron: z.string().optional(),
+            tz: z.string().optional(),
+            every: z.string().optional(),
+            at: z.string().optional(),
+            message: z.string().min(1),
+            session: z.enum(["main", "isolated"]).optional(),
+            deliver: z.string().optional(),
+            catchUp: z.enum(["one", "skip"]).optional(),
+            timeout: z.string().optional(),
+            enabled: z.boolean().optional(),
+          }),
+        )
+        .default([]),
+    }),
     outbox: section({
       /** Replies older than this are expired instead of being sent late. */
       maxAgeMs: positiveMs.default(3_600_000),

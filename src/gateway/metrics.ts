@@ -92,6 +92,11 @@ export class GatewayMetrics {
     "switchyard_outbox_resent_total",
     "Reply chunks taken over mid-send (a crash, a stalled peer): sent again, or found already delivered where the channel can look (Slack).",
   );
+  readonly cronLateStarts = new Counter(
+    "switchyard_cron_late_starts_total",
+    "Scheduled runs that started over a minute after their slot (the lanes were busy or the gateway slept).",
+  );
+  readonly cronRuns = new Counter("switchyard_cron_runs_total", "Scheduled run attempts by outcome.");
   readonly channelReconnects = new Counter(
     "switchyard_channel_reconnects_total",
     "Platform connections lost and re-established, by channel and account.",
@@ -153,6 +158,8 @@ export class GatewayMetrics {
       this.outbound,
       this.outboxResent,
       this.channelReconnects,
+      this.cronLateStarts,
+      this.cronRuns,
       this.providerErrors,
       this.tokens,
       this.modelCalls,

@@ -44,9 +44,7 @@ export interface TurnRunnerOptions {
 }
 
 /** commitTurn attempts before a turn's result is given up (full-jitter backoff from 0.5 s, capped). */
-const COMMIT_ATTEMPTS = 8;
-const COMMIT_RETRY_BASE_MS = 500;
-const COMMIT_RETRY_MAX_MS = 15_000;
+const [COMMIT_ATTEMPTS, COMMIT_RETRY_BASE_MS, COMMIT_RETRY_MAX_MS] = [8, 500, 15_000] as const;
 
 /** Claims, runs and commits turns (see the file header). */
 export class TurnRunner {
@@ -227,6 +225,7 @@ export class TurnRunner {
         origin: turn.runTrigger === "user" ? "human" : turn.runTrigger,
         modelOverride: model,
         chat: turn.chat,
+        ...(target ? { replyTarget: target } : {}),
         lease,
         inputs: turn.inputs,
         lane,

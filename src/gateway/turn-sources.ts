@@ -132,3 +132,44 @@ export function heartbeatTurn(options: {
     },
   };
 }
+
+/**
+ * A scheduled job's run: its prompt is recorded as a trigger naming the job, and a non-empty
+ * answer goes to `target` (none: the run only updates its session). Failures are never sent:
+ * the scheduler retries them and records them in the ledger.
+ */
+export function cronTurn(options: {
+  jobName: string;
+  prompt: string;
+  target: ChatTarget | null;
+  /** True for the delivery chat's own session (its context); false for the job's own. */
+  inChat: boolean;
+}): TurnSource {
+  return {
+    trigger: "cron",
+    async prepare() {
+      return {
+        trigger: "cron",
+        runTrigger: "cron",
+        inputs: [
+          {
+            type: "trigger",
+            origin: "cron",
+            text: `Scheduled job "${options.jobName}" (not a message from the person): ${options.prompt}`,
+          },
+        ],
+        inboxIds: [],
+        target: options.target,
+        ...(options.target ? { recipientId: options.target.chatId } : {}),
+        steer: false,
+        interactive: false,
+        chat: {
+          privateChat: true,
+          channel: options.inChat ? (options.target?.channel ?? "cron") : "cron",
+          chatKind: "background",
+        },
+        deliver: (answer) => (answer.trim() === "" ? null : answer),
+      };
+    },
+  };
+}

@@ -17,6 +17,7 @@ import type { ChatMessage } from "./providers/types.js";
 import type { PromptTurn, SystemPrompt } from "./system-prompt.js";
 import { type AgentRunResult, type RunLaneContext, runAgent } from "./run.js";
 import type { ToolRegistry } from "./tools/registry.js";
+import type { ReplyTarget } from "./tools/types.js";
 import { findOrphanedToolCalls, toChatMessages } from "./transcript.js";
 
 /** What started a turn. */
@@ -67,6 +68,8 @@ export interface TurnSpec {
   lane: RunLaneContext;
   /** The chat the turn answers in (what the prompt says of it, and whether MEMORY.md is loaded). */
   chat?: ChatContext;
+  /** Where the turn's answer goes, for tools (a reminder scheduled from a chat goes back to it). */
+  replyTarget?: ReplyTarget;
   /** Who the work is for (the caps treat background work differently); default human. */
   origin?: UsageOrigin;
   /** The session's `/model` choice (strict: no fallback); null for the configured chain. */
@@ -175,6 +178,7 @@ export class AgentSession {
       hooks: this.#hooks,
       turn,
       ...(spec.takeSteered ? { takeSteered: spec.takeSteered } : {}),
+      ...(spec.replyTarget ? { replyTarget: spec.replyTarget } : {}),
       ...(spec.onTextDelta ? { onTextDelta: spec.onTextDelta } : {}),
       ...(spec.onTextReset ? { onTextReset: spec.onTextReset } : {}),
       ...(spec.onNotice ? { onNotice: spec.onNotice } : {}),

@@ -17,6 +17,7 @@ import type { ChatMessage, TokenUsage, ToolCall } from "./providers/types.js";
 import type { ProviderError } from "./providers/provider-error.js";
 import { ZERO_USAGE, addUsage } from "./providers/usage.js";
 import type { ToolRegistry } from "./tools/registry.js";
+import type { ReplyTarget } from "./tools/types.js";
 
 /** How a run ended. */
 export type AgentRunOutcome = "answered" | "failed" | "aborted";
@@ -52,6 +53,8 @@ export interface AgentRunOptions {
   append(payloads: TranscriptPayload[]): Promise<void>;
   /** Messages that arrived while running (steer mode), taken at each tool boundary. */
   takeSteered?(): Promise<string[]>;
+  /** The chat the turn answers in, for tools (ToolContext.replyTarget). */
+  replyTarget?: ReplyTarget;
   onTextDelta?(text: string): void;
   /** The last `chars` characters passed to onTextDelta were discarded (a failed attempt). */
   onTextReset?(chars: number): void;
@@ -301,6 +304,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
               runId: options.runId,
               toolCallId: call.id,
               signal: lane.signal,
+              ...(options.replyTarget ? { replyTarget: options.replyTarget } : {}),
             });
         if (hooks.afterToolCall) out = await hooks.afterToolCall(call, out, turn);
         content = out.content;

@@ -1,6 +1,6 @@
 /** Store failures with a stable code and a plain-words message. */
 export class StoreError extends Error {
-  readonly code: "locked" | "corrupt" | "read_only" | "schema_too_new" | "disk_full" | "io";
+  readonly code: "locked" | "corrupt" | "read_only" | "schema_too_new" | "disk_full" | "io" | "conflict";
   constructor(code: StoreError["code"], message: string, options: { cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = "StoreError";

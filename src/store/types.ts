@@ -19,6 +19,7 @@
  */
 import type { ChatTarget } from "../channels/types.js";
 import type { AuthProfileRepo } from "./repos/auth-profile-repo.js";
+import type { CronRepo } from "./repos/cron-repo.js";
 import type { InboxRepo } from "./repos/inbox-repo.js";
 import type { LeaseRepo, SessionFence } from "./repos/lease-repo.js";
 import type { OutboxInsert, OutboxRepo } from "./repos/outbox-repo.js";
@@ -67,6 +68,8 @@ export interface Store {
   authProfiles: AuthProfileRepo;
   pairing: PairingRepo;
   leases: LeaseRepo;
+  /** Scheduled jobs and their run ledger. */
+  cron: CronRepo;
   /** See CommitTurn. */
   commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
   /**

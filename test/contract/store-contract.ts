@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/types.js";
 import { authProfilesContract } from "./store/auth-profiles.contract.js";
 import { commitTurnContract } from "./store/commit-turn.contract.js";
+import { cronContract } from "./store/cron.contract.js";
 import { type StoreContractOptions, useStoreContext } from "./store/fixtures.js";
 import { groupContextContract, inboxContract } from "./store/inbox.contract.js";
 import { mailboxContract } from "./store/mailbox.contract.js";
@@ -48,5 +49,6 @@ export function runStoreContract(
     authProfilesContract(ctx);
     ownershipContract(ctx);
     mailboxContract(ctx);
+    cronContract(ctx);
   });
 }

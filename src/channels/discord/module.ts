@@ -31,6 +31,7 @@ export const DISCORD_PERMISSIONS = (1n << 10n) | (1n << 11n) | (1n << 16n) | (1n
 export const discordModule: ChannelModule<typeof settings> = {
   settings,
   enabled: (settings) => settings?.enabled === true,
+  accounts: (settings) => planDiscordAccounts(settings).map((p) => p.accountId),
   async create(settings, ctx) {
     const { DiscordChannel } = await import("./discord-channel.js");
     const guildIds = Object.keys(settings.guilds);

@@ -33,6 +33,7 @@ export const SLACK_SCOPES = [
 export const slackModule: ChannelModule<typeof settings> = {
   settings,
   enabled: (settings) => settings?.enabled === true,
+  accounts: (settings) => planSlackAccounts(settings).map((p) => p.accountId),
   async create(settings, ctx) {
     const { SlackChannel } = await import("./slack-channel.js");
     const channels = planSlackAccounts(settings).map(

@@ -19,6 +19,7 @@ const settings = telegramSettings.optional();
 export const telegramModule: ChannelModule<typeof settings> = {
   settings,
   enabled: (settings) => settings?.enabled === true,
+  accounts: (settings) => planTelegramAccounts(settings).map((p) => p.accountId),
   async create(settings, ctx) {
     const { TelegramChannel } = await import("./telegram-channel.js");
     const channels = planTelegramAccounts(settings).map(

@@ -17,6 +17,16 @@ export interface ToolContext {
    */
   toolCallId?: string;
   signal: AbortSignal;
+  /** The chat this turn answers in (a reminder the agent schedules goes there); absent: none. */
+  replyTarget?: ReplyTarget;
+}
+
+/** A chat as tools see it (the gateway's ChatTarget, restated: the harness imports no channel). */
+export interface ReplyTarget {
+  channel: string;
+  accountId: string;
+  chatId: string;
+  threadId?: string;
 }
 
 /** A tool's outcome before the boundary formats it. */

@@ -62,6 +62,8 @@ export interface SessionRepo {
    * any session), where scheduled work (heartbeats) reports; undefined before any.
    */
   latestTarget(): Promise<ChatTarget | undefined>;
+  /** The session most recently addressed from `target` (its `lastTarget`), if any. */
+  keyForTarget(target: ChatTarget): Promise<string | undefined>;
   /**
    * Up to `limit` sessions, most recent `lastActivityAt` first (ties by key), each summarised in
    * one consistent read. `limit` <= 0 gives none.

@@ -108,6 +108,21 @@ export class SqliteSessionRepo implements SessionRepo {
     });
   }
 
+  async keyForTarget(target: ChatTarget): Promise<string | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#db
+        .prepare<[string, string, string, string], { session_key: string }>(
+          `SELECT session_key FROM sessions
+           WHERE json_extract(last_target, '$.channel') = ? AND json_extract(last_target, '$.accountId') = ?
+             AND json_extract(last_target, '$.chatId') = ?
+             AND coalesce(json_extract(last_target, '$.threadId'), '') = ?
+           ORDER BY updated_at DESC LIMIT 1`,
+        )
+        .get(target.channel, target.accountId, target.chatId, target.threadId ?? "");
+      return row?.session_key;
+    });
+  }
+
   /** For commitTurn, inside its transaction: the chat this session was last addressed from. */
   setLastTargetInTransaction(sessionKey: string, target: ChatTarget, now: number): void {
     this.#setTarget.run(JSON.stringify(target), now, sessionKey);

@@ -14,6 +14,7 @@ import { SqliteOutboxRepo } from "./outbox-repo.js";
 import { SqliteRunRepo } from "./run-repo.js";
 import { SqliteSessionRepo } from "./session-repo.js";
 import { SqliteTranscriptRepo } from "./transcript-repo.js";
+import { SqliteCronRepo } from "./cron-repo.js";
 import { SqlitePairingRepo } from "./pairing-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
@@ -31,6 +32,7 @@ export class SqliteStore implements Store {
   readonly usage: SqliteUsageRepo;
   readonly authProfiles: SqliteAuthProfileRepo;
   readonly pairing: SqlitePairingRepo;
+  readonly cron: SqliteCronRepo;
   readonly leases: SqliteLeaseRepo;
   readonly #db: Database;
   readonly #path: string;
@@ -69,6 +71,7 @@ export class SqliteStore implements Store {
     this.usage = new SqliteUsageRepo(db, path);
     this.authProfiles = new SqliteAuthProfileRepo(db, path);
     this.pairing = new SqlitePairingRepo(db, path);
+    this.cron = new SqliteCronRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(
       (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => {

@@ -1,0 +1,160 @@
+/**
+ * The scheduler against the real SQLite store (in memory) on a manual clock, with a lane queue
+ * that runs each task at once and a scripted job runner: slots claimed once (also by a second
+ * scheduler on the same store, as after a restart), catch-up after downtime, the retry backoff,
+ * one-shots, changes from another process, interrupted runs, and one timer however many jobs.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { buildJob } from "../../src/cron/jobs.js";
+import { CronScheduler, type JobOutcome } from "../../src/cron/scheduler.js";
+import type { LaneTask } from "../../src/gateway/lanes/types.js";
+import type { CronJob } from "../../src/store/repos/cron-repo.js";
+import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
+import type { Store } from "../../src/store/types.js";
+import { ManualClock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
+
+const MIN = 60_000;
+let store: Store;
+let clock: ManualClock;
+const schedulers: CronScheduler[] = [];
+
+beforeEach(() => {
+  store = openSqliteStore({ path: ":memory:" });
+  clock = new ManualClock(Date.parse("2026-11-24T10:00:00Z"));
+});
+
+afterEach(async () => {
+  for (const s of schedulers.splice(0)) s.stop();
+  await store.close();
+});
+
+/** Runs every enqueued task at once; records which job slots ran. */
+function scheduler(outcomes: Array<JobOutcome> = [], extra: { reloadMs?: number } = {}) {
+  const ran: Array<{ job: string; slot: number; attempt: number; at: number }> = [];
+  const s = new CronScheduler({
+    store,
+    clock,
+    logger: silentLogger(),
+    ...extra,
+    lanes: {
+      enqueue: <T>(task: LaneTask<T>) => {
+        const ctx = {
+          signal: new AbortController().signal,
+          progress: () => {},
+          acquireModelSlot: async () => ({ release() {} }),
+        };
+        return { id: 1, coalesced: false, done: task.run(ctx as never) } as never;
+      },
+    },
+    sessionKeyOf: (job) => `agent:main:cron:${job.id}`,
+    runJob: async (job, run) => {
+      ran.push({ job: job.name, slot: run.scheduledFor, attempt: run.attempts, at: clock.now() });
+      return outcomes.shift() ?? { ok: true, tokens: 10 };
+    },
+  });
+  schedulers.push(s);
+  return { s, ran };
+}
+
+async function addJob(input: Record<string, unknown>): Promise<CronJob> {
+  const { spec, nextRunAt } = buildJob(
+    { name: "job", message: "do it", deliver: "none", ...input } as never,
+    { agentId: "main", source: "cli", now: clock.now(), defaultTz: "UTC", channels: new Set() },
+  );
+  return store.cron.add(spec, nextRunAt, clock.now());
+}
+
+/** Moves the clock forward in steps, letting the scheduler's timers and awaits run. */
+async function advance(ms: number, step = MIN, ...all: CronScheduler[]) {
+  for (let left = ms; left > 0; left -= step) {
+    await clock.advanceAsync(Math.min(step, left));
+    for (const s of all) await s.idle();
+  }
+}
+
+describe("CronScheduler", () => {
+  it("runs an interval job at each slot and records every run in the ledger", async () => {
+    const job = await addJob({ every: "30m" });
+    const { s, ran } = scheduler();
+    await s.start();
+    await advance(95 * MIN, MIN, s);
+    expect(ran.map((r) => (r.slot - job.createdAt) / MIN)).toEqual([30, 60, 90]);
+    expect((await store.cron.history(job.id, 10)).map((r) => r.state)).toEqual(["ok", "ok", "ok"]);
+  });
+
+  it("a slot is run once though two schedulers (a restart, a second gateway) see it due", async () => {
+    await addJob({ every: "10m" });
+    const a = scheduler();
+    const b = scheduler();
+    await a.s.start();
+    await b.s.start();
+    await advance(10 * MIN, MIN, a.s, b.s);
+    await Promise.all([a.s.tick(), b.s.tick()]);
+    expect(a.ran.length + b.ran.length).toBe(1);
+  });
+
+  it("after downtime runs once for every missed slot (catchUp: one), or records them skipped", async () => {
+    const one = await addJob({ name: "one", every: "10m" });
+    const skip = await addJob({ name: "skip", every: "10m", catchUp: "skip" });
+    clock.advance(55 * MIN); // the gateway was down: five slots of each passed
+    const { s, ran } = scheduler();
+    await s.start();
+    await s.idle();
+    expect(ran.map((r) => r.job)).toEqual(["one"]);
+    expect(ran[0]?.slot).toBe(one.createdAt + 50 * MIN); // the last missed slot stands for all
+    expect(await store.cron.history(skip.id, 10)).toMatchObject([
+      { state: "skipped", note: "5 slot(s) missed while the gateway was down (catchUp: skip)" },
+    ]);
+    // And both go on from now: the next slot after the downtime.
+    expect((await store.cron.get(one.id))?.nextRunAt).toBe(one.createdAt + 60 * MIN);
+  });
+
+  it("retries a failing slot after 30 s, 1 m, 5 m, 15 m and 60 m, then marks the job failing", async () => {
+    const job = await addJob({ cron: "0 12 * * *" });
+    const fail: JobOutcome = { ok: false, transient: true, error: "model down" };
+    const { s, ran } = scheduler(Array.from({ length: 6 }, () => fail));
+    await s.start();
+    await advance(2 * 60 * MIN + 90 * MIN, 15_000, s); // 12:00 plus every retry
+    const gaps = ran.slice(1).map((r, i) => (r.at - (ran[i]?.at ?? 0)) / 1000);
+    expect(gaps).toEqual([30, 60, 300, 900, 3600]);
+    expect(ran.map((r) => r.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await store.cron.get(job.id)).toMatchObject({ failing: true, consecutiveFailures: 1 });
+    expect(await store.cron.history(job.id, 5)).toMatchObject([
+      { state: "failed", attempts: 6, error: "model down" },
+    ]);
+  });
+
+  it("a one-shot runs once, retries a transient failure 3 times, and is done", async () => {
+    const job = await addJob({ at: "in 20m" });
+    const fail: JobOutcome = { ok: false, transient: true, error: "429" };
+    const { s, ran } = scheduler([fail, fail]);
+    await s.start();
+    await advance(25 * MIN, 15_000, s);
+    expect(ran.map((r) => r.attempt)).toEqual([1, 2, 3]);
+    expect(await store.cron.get(job.id)).toMatchObject({ nextRunAt: null, failing: false });
+    await advance(24 * 60 * MIN, 60 * MIN, s);
+    expect(ran).toHaveLength(3);
+  });
+
+  it("picks up a job added by another process within the reload interval, with one timer for 1,000 jobs", async () => {
+    for (let i = 0; i < 1_000; i++) await addJob({ name: `j${i}`, every: `${60 + i}m` });
+    const { s, ran } = scheduler([], { reloadMs: 5_000 });
+    await s.start();
+    expect(clock.pendingTimers).toBe(1); // sleeps until the next due time (or the reload check)
+    await addJob({ name: "late", at: "in 2m" }); // e.g. `switchyard cron add` in another process
+    await advance(3 * MIN, 5_000, s);
+    expect(ran.map((r) => r.job)).toEqual(["late"]);
+  });
+
+  it("redoes an attempt a stopped gateway left running, once it is past the job's timeout", async () => {
+    const job = await addJob({ every: "1h", timeout: "10m" });
+    await store.cron.claimSlot(job.id, job.nextRunAt ?? 0, (job.nextRunAt ?? 0) + 60 * MIN, clock.now());
+    clock.advance(11 * MIN);
+    const { s, ran } = scheduler();
+    await s.start();
+    await s.idle();
+    expect(ran).toMatchObject([{ job: "job", attempt: 2 }]);
+    expect(await store.cron.history(job.id, 5)).toMatchObject([{ state: "ok", attempts: 2 }]);
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * Scheduled work end to end over the fake Telegram Bot API, on the gateway's manual clock:
+ * "remind me in 2 minutes" → the agent calls cron_add → nothing happens until the clock moves
+ * → the reminder arrives in that chat, once, and the ledger says so; a bad schedule from the
+ * agent is refused with the field named.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/util/clock.js";
+import { ModelSimulator } from "../fakes/model-simulator.js";
+import { FakeTelegramBotApi } from "../fakes/telegram-bot-api.js";
+import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
+import { until, untilAdvancing } from "../helpers/until.js";
+
+const TOKEN = "123456:AAtest-token-for-the-fake-bot-api-000";
+const BOT = { token: TOKEN, id: 123456, username: "switchyard_bot", firstName: "Switchyard" };
+const ANN = { id: 42, first_name: "Ann" };
+
+let sim: ModelSimulator | undefined;
+let tg: FakeTelegramBotApi | undefined;
+let gw: TestGateway | undefined;
+
+afterEach(async () => {
+  await gw?.stop();
+  await tg?.close();
+  await sim?.close();
+  gw = undefined;
+  tg = undefined;
+  sim = undefined;
+});
+
+async function setup(clock: ManualClock) {
+  sim = new ModelSimulator();
+  await sim.start();
+  tg = new FakeTelegramBotApi({ now: () => clock.now() });
+  await tg.start();
+  tg.addBot(BOT);
+  gw = await startTestGateway(
+    {
+      ...simulatorConfig(sim, "anthropic"),
+      channels: { telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id] } },
+      heartbeat: { everyMs: 0 },
+    },
+    { clock },
+  );
+  return { sim, tg, gw };
+}
+
+const texts = (fake: FakeTelegramBotApi) => fake.sentMessages({ chatId: ANN.id }).map((m) => m.text ?? "");
+
+describe("scheduled work over Telegram", () => {
+  it('"remind me in 2 minutes": the agent schedules it, and the reminder arrives when the clock moves', async () => {
+    const clock = new ManualClock(Date.now());
+    const { sim, tg, gw } = await setup(clock);
+    sim.script(
+      {
+        toolCalls: [
+          { name: "cron_add", args: { name: "stretch", message: "Remind Ann to stretch", at: "in 2m" } },
+        ],
+      },
+      { text: "OK, I will remind you in 2 minutes." },
+      { text: "Time to stretch, Ann!" },
+    );
+    tg.pushMessage(TOKEN, {
+      chat: { id: ANN.id, type: "private" },
+      from: ANN,
+      text: "remind me in 2 minutes to stretch",
+    });
+    await until(() => texts(tg).length === 1, "the agent's answer");
+    expect(texts(tg)).toEqual(["OK, I will remind you in 2 minutes."]);
+    const job = await gw.running.store.cron.byName("main", "stretch");
+    expect(job).toMatchObject({
+      source: "agent",
+      deliver: {
+        kind: "chat",
+        target: { channel: "telegram", accountId: "default", chatId: String(ANN.id) },
+      },
+    });
+    expect(sim.requests).toHaveLength(2); // nothing ran early
+    await untilAdvancing(clock, () => texts(tg).length === 2, "the reminder");
+    expect(texts(tg)).toEqual(["OK, I will remind you in 2 minutes.", "Time to stretch, Ann!"]);
+    expect(JSON.stringify(sim.requests[2]?.body)).toContain('Scheduled job \\"stretch\\"');
+    await until(
+      async () => (await gw.running.store.cron.history(job?.id ?? 0, 5))[0]?.state === "ok",
+      "ledger ok",
+    );
+    expect(await gw.running.store.cron.get(job?.id ?? 0)).toMatchObject({ nextRunAt: null });
+  });
+
+  it("refuses a bad schedule from the agent with the field named, storing nothing", async () => {
+    const clock = new ManualClock(Date.now());
+    const { sim, tg, gw } = await setup(clock);
+    sim.script(
+      { toolCalls: [{ name: "cron_add", args: { name: "spam", message: "ping", every: "10s" } }] },
+      { text: "I cannot do that often." },
+    );
+    tg.pushMessage(TOKEN, {
+      chat: { id: ANN.id, type: "private" },
+      from: ANN,
+      text: "ping me every 10 seconds",
+    });
+    await until(() => texts(tg).length === 1, "the answer");
+    expect(JSON.stringify(sim.requests[1]?.body)).toContain('every: \\"10s\\" is below the 1-minute floor');
+    expect(await gw.running.store.cron.list()).toEqual([]);
+  });
+
+  it("a bad job in the config file stops the start with the key path named", async () => {
+    sim = new ModelSimulator();
+    await sim.start();
+    await expect(
+      startTestGateway({
+        ...simulatorConfig(sim, "anthropic"),
+        cron: { jobs: [{ name: "digest", every: "5s", message: "m", deliver: "none" }] },
+      }),
+    ).rejects.toThrow(/cron\.jobs\.0\.every: "5s" is below the 1-minute floor/);
+  });
+});
