@@ -175,7 +175,7 @@ export function nextDue(s: Schedule, afterMs: number): number | undefined {
 /** Parses `90m`, `2h`, `1d`, `45s`, `1h30m` into ms; undefined when it is not a duration. */
 export function parseDuration(text: string): number | undefined {
   const m = /^\s*(?:(\d+)\s*d)?\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m(?:in)?)?\s*(?:(\d+)\s*s)?\s*$/i.exec(text);
-  if (!m || !m.slice(1).some(Boolean)) return undefined;
+  if (!m?.slice(1).some(Boolean)) return undefined;
   const [d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number];
   return (((d * 24 + h) * 60 + mi) * 60 + s) * 1000;
 }
