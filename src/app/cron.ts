@@ -7,6 +7,7 @@
 import type { Config } from "../config/schema.js";
 import type { Tool } from "../harness/tools/types.js";
 import { cronTools } from "./cron-tools.js";
+import { wakeTools } from "./wake-tools.js";
 import { type JobInput, JobInputError, buildJob, defaultTimezone } from "../cron/jobs.js";
 import { CronScheduler, type JobOutcome } from "../cron/scheduler.js";
 import type { ChannelDirectory } from "../gateway/channel-directory.js";
@@ -15,7 +16,7 @@ import type { LaneTaskContext } from "../gateway/lanes/types.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
 import { sessionKeyFor } from "../gateway/session-key.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
-import { cronTurn } from "../gateway/turn-sources.js";
+import { scheduledTurn } from "../gateway/turn-sources.js";
 import type { ChatTarget } from "../channels/types.js";
 import type { CronJob } from "../store/repos/cron-repo.js";
 import type { Store } from "../store/types.js";
@@ -96,6 +97,17 @@ export async function startCron(config: Config, deps: CronDeps): Promise<CronSch
     logger: log,
     sessionKeyOf: (job) => sessionKeyOf(job, agentId, deps.store),
     runJob: (job, run, ctx) => runJob(job, run.id, ctx, deps, agentId, log),
+    runWake: (wake, ctx) =>
+      deps.turns.run(
+        wake.sessionKey,
+        scheduledTurn({
+          trigger: "wake",
+          text: `Wake-up you scheduled (not a message from the person): ${wake.reason}`,
+          target: wake.target,
+          inChat: true,
+        }),
+        ctx,
+      ),
     onLateStart: () => deps.metrics.cronLateStarts.inc({}),
   });
   await scheduler.start();
@@ -175,9 +187,9 @@ async function runJob(
     { unref: true },
   );
   let runId: string | undefined;
-  const source = cronTurn({
-    jobName: job.name,
-    prompt: job.prompt,
+  const source = scheduledTurn({
+    trigger: "cron",
+    text: `Scheduled job "${job.name}" (not a message from the person): ${job.prompt}`,
     target,
     inChat: job.sessionMode === "main",
   });
@@ -215,18 +227,23 @@ async function runJob(
   };
 }
 
-/** The agent's cron tools for this gateway; `changed` pokes the scheduler once it runs. */
+/** The agent's wake and cron tools for this gateway; a change pokes the scheduler once it runs. */
 export function gatewayCronTools(
   config: Config,
   deps: Pick<CronDeps, "store" | "channels" | "clock">,
   scheduler: () => CronScheduler | undefined,
 ): Tool[] {
-  return cronTools({
-    store: deps.store,
-    agentId: config.agent.id,
-    clock: deps.clock,
-    defaultTz: () => defaultTimezone(config.cron.timezone),
-    channels: () => new Set(deps.channels.hosted().map((c) => `${c.channel}:${c.accountId}`)),
-    changed: () => void scheduler()?.tick(),
-  });
+  const changed = () => void scheduler()?.tick();
+  const defaultTz = () => defaultTimezone(config.cron.timezone);
+  return [
+    ...wakeTools({ store: deps.store, clock: deps.clock, defaultTz, changed }),
+    ...cronTools({
+      store: deps.store,
+      agentId: config.agent.id,
+      clock: deps.clock,
+      defaultTz,
+      channels: () => new Set(deps.channels.hosted().map((c) => `${c.channel}:${c.accountId}`)),
+      changed,
+    }),
+  ];
 }

@@ -11,6 +11,7 @@
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { LaneTaskContext } from "../gateway/lanes/types.js";
 import type { CronJob, CronRun } from "../store/repos/cron-repo.js";
+import type { Wake } from "../store/repos/wake-repo.js";
 import type { Store } from "../store/types.js";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -30,10 +31,12 @@ export type JobOutcome =
 
 /** Options of {@link CronScheduler}. */
 export interface CronSchedulerOptions {
-  store: Pick<Store, "cron">;
+  store: Pick<Store, "cron" | "wakes">;
   lanes: Pick<LaneQueue, "enqueue">;
   /** Runs one attempt of a job's slot inside its lane (the turn), bounded by `job.timeoutMs`. */
   runJob(job: CronJob, run: CronRun, ctx: LaneTaskContext): Promise<JobOutcome>;
+  /** Runs a wake the agent queued (its session, its reason as the prompt); absent: wakes wait. */
+  runWake?(wake: Wake, ctx: LaneTaskContext): Promise<void>;
   /** The session a job's runs go to. */
   sessionKeyOf(job: CronJob): string | Promise<string>;
   logger: Logger;
@@ -106,8 +109,36 @@ export class CronScheduler {
       const claimed = job?.enabled ? await store.cron.claimRetry(run.id, now) : undefined;
       if (job && claimed) await this.#enqueue(job, claimed);
     }
-    const next = await store.cron.nextWake();
+    if (this.#o.runWake) for (const wake of await store.wakes.due(now, 100)) await this.#fireWake(wake, now);
+    const next = await this.#nextDue();
     this.#schedule(next === undefined ? Number.POSITIVE_INFINITY : next - this.#clock.now());
+  }
+
+  /** The soonest job slot, retry or wake. */
+  async #nextDue(): Promise<number | undefined> {
+    const job = await this.#o.store.cron.nextWake();
+    const wake = this.#o.runWake ? await this.#o.store.wakes.nextDue() : undefined;
+    if (job === undefined) return wake;
+    return wake === undefined ? job : Math.min(job, wake);
+  }
+
+  /** Claims a due wake (once, across processes) and runs its session as background work. */
+  async #fireWake(wake: Wake, now: number): Promise<void> {
+    const claimed = await this.#o.store.wakes.claim(wake.id, now);
+    const run = this.#o.runWake;
+    if (!claimed || !run) return;
+    const handle = this.#o.lanes.enqueue({
+      sessionKey: claimed.sessionKey,
+      priority: "background",
+      origin: "wake",
+      coalesceKey: `wake:${claimed.id}`,
+      run: (ctx) => run(claimed, ctx),
+    });
+    const done = handle.done.catch((err: unknown) =>
+      this.#o.logger.warn({ err, wake: claimed.id }, "wake did not finish"),
+    );
+    this.#inflight.add(done);
+    void done.finally(() => this.#inflight.delete(done));
   }
 
   /** Claims the slot a due job is at (or, after downtime, the one slot for all it missed). */
@@ -274,7 +305,7 @@ export class CronScheduler {
     if (this.#stopped) return;
     if (!due) {
       const version = await this.#o.store.cron.version().catch(() => this.#version);
-      const next = await this.#o.store.cron.nextWake().catch(() => undefined);
+      const next = await this.#nextDue().catch(() => undefined);
       if (version === this.#version && (next === undefined || next > this.#clock.now())) {
         this.#schedule(next === undefined ? Number.POSITIVE_INFINITY : next - this.#clock.now());
         return;

@@ -134,30 +134,24 @@ export function heartbeatTurn(options: {
 }
 
 /**
- * A scheduled job's run: its prompt is recorded as a trigger naming the job, and a non-empty
- * answer goes to `target` (none: the run only updates its session). Failures are never sent:
- * the scheduler retries them and records them in the ledger.
+ * Scheduled work's turn — a job's run (`cron`) or a wake the agent queued (`wake`): its text is
+ * recorded as a trigger, and a non-empty answer goes to `target` (none: the turn only updates
+ * its session). Failures are never sent: the scheduler retries jobs and records them.
  */
-export function cronTurn(options: {
-  jobName: string;
-  prompt: string;
+export function scheduledTurn(options: {
+  trigger: "cron" | "wake";
+  text: string;
   target: ChatTarget | null;
-  /** True for the delivery chat's own session (its context); false for the job's own. */
+  /** True when the turn runs in the target chat's own session (its context). */
   inChat: boolean;
 }): TurnSource {
   return {
-    trigger: "cron",
+    trigger: options.trigger,
     async prepare() {
       return {
-        trigger: "cron",
-        runTrigger: "cron",
-        inputs: [
-          {
-            type: "trigger",
-            origin: "cron",
-            text: `Scheduled job "${options.jobName}" (not a message from the person): ${options.prompt}`,
-          },
-        ],
+        trigger: options.trigger,
+        runTrigger: options.trigger,
+        inputs: [{ type: "trigger", origin: options.trigger, text: options.text }],
         inboxIds: [],
         target: options.target,
         ...(options.target ? { recipientId: options.target.chatId } : {}),
@@ -165,7 +159,7 @@ export function cronTurn(options: {
         interactive: false,
         chat: {
           privateChat: true,
-          channel: options.inChat ? (options.target?.channel ?? "cron") : "cron",
+          channel: options.inChat ? (options.target?.channel ?? options.trigger) : options.trigger,
           chatKind: "background",
         },
         deliver: (answer) => (answer.trim() === "" ? null : answer),

@@ -20,6 +20,7 @@
 import type { ChatTarget } from "../channels/types.js";
 import type { AuthProfileRepo } from "./repos/auth-profile-repo.js";
 import type { CronRepo } from "./repos/cron-repo.js";
+import type { WakeRepo } from "./repos/wake-repo.js";
 import type { InboxRepo } from "./repos/inbox-repo.js";
 import type { LeaseRepo, SessionFence } from "./repos/lease-repo.js";
 import type { OutboxInsert, OutboxRepo } from "./repos/outbox-repo.js";
@@ -70,6 +71,8 @@ export interface Store {
   leases: LeaseRepo;
   /** Scheduled jobs and their run ledger. */
   cron: CronRepo;
+  /** Wakes the agent queued for its own sessions. */
+  wakes: WakeRepo;
   /** See CommitTurn. */
   commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
   /**

@@ -10,6 +10,7 @@ import type { Store } from "../../src/store/types.js";
 import { authProfilesContract } from "./store/auth-profiles.contract.js";
 import { commitTurnContract } from "./store/commit-turn.contract.js";
 import { cronContract } from "./store/cron.contract.js";
+import { wakesContract } from "./store/wakes.contract.js";
 import { type StoreContractOptions, useStoreContext } from "./store/fixtures.js";
 import { groupContextContract, inboxContract } from "./store/inbox.contract.js";
 import { mailboxContract } from "./store/mailbox.contract.js";
@@ -50,5 +51,6 @@ export function runStoreContract(
     ownershipContract(ctx);
     mailboxContract(ctx);
     cronContract(ctx);
+    wakesContract(ctx);
   });
 }

@@ -4,6 +4,7 @@
  * → the reminder arrives in that chat, once, and the ledger says so; a bad schedule from the
  * agent is refused with the field named.
  */
+import { rmSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/util/clock.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
@@ -28,19 +29,21 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function setup(clock: ManualClock) {
-  sim = new ModelSimulator();
-  await sim.start();
-  tg = new FakeTelegramBotApi({ now: () => clock.now() });
-  await tg.start();
-  tg.addBot(BOT);
+async function setup(clock: ManualClock, home?: string) {
+  sim ??= new ModelSimulator();
+  if (!home) await sim.start();
+  tg ??= new FakeTelegramBotApi({ now: () => clock.now() });
+  if (!home) {
+    await tg.start();
+    tg.addBot(BOT);
+  }
   gw = await startTestGateway(
     {
       ...simulatorConfig(sim, "anthropic"),
       channels: { telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id] } },
       heartbeat: { everyMs: 0 },
     },
-    { clock },
+    { clock, ...(home ? { home } : {}) },
   );
   return { sim, tg, gw };
 }
@@ -112,5 +115,40 @@ describe("scheduled work over Telegram", () => {
         cron: { jobs: [{ name: "digest", every: "5s", message: "m", deliver: "none" }] },
       }),
     ).rejects.toThrow(/cron\.jobs\.0\.every: "5s" is below the 1-minute floor/);
+  });
+
+  it("a wake the agent set fires after a restart, in the same conversation", async () => {
+    const clock = new ManualClock(Date.now());
+    const first = await setup(clock);
+    first.sim.script(
+      {
+        toolCalls: [
+          { name: "schedule_wake", args: { when: "in 10m", why: "Check whether the build went green" } },
+        ],
+      },
+      { text: "I will check back in 10 minutes." },
+      { text: "The build is green." },
+    );
+    first.tg.pushMessage(TOKEN, {
+      chat: { id: ANN.id, type: "private" },
+      from: ANN,
+      text: "watch the build",
+    });
+    await until(() => texts(first.tg).length === 1, "the answer");
+    const home = first.gw.home;
+    const sessionKey = `agent:main:telegram:dm:${ANN.id}`;
+    expect(await first.gw.running.store.wakes.list(sessionKey)).toMatchObject([
+      { reason: "Check whether the build went green" },
+    ]);
+    await first.gw.running.stop();
+    clock.advance(11 * 60_000); // down while it came due
+    const second = await setup(clock, home);
+    await until(() => texts(second.tg).length === 2, "the wake's answer");
+    expect(texts(second.tg)[1]).toBe("The build is green.");
+    expect(JSON.stringify(second.sim.requests[2]?.body)).toContain("Wake-up you scheduled");
+    expect(await second.gw.running.store.wakes.list(sessionKey)).toEqual([]);
+    await second.gw.stop();
+    gw = undefined;
+    rmSync(home, { recursive: true, force: true });
   });
 });

@@ -365,6 +365,26 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO cron_version (id, version) VALUES (1, 0);
     `,
   },
+  {
+    version: 9,
+    name: "wakes the agent queued for its own sessions",
+    // A pending wake runs its session once, as background work; claiming it moves it to fired.
+    sql: `
+      CREATE TABLE wakes (
+        id INTEGER PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        due_at INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        target TEXT CHECK (target IS NULL OR json_valid(target)),
+        state TEXT NOT NULL CHECK (state IN ('pending', 'fired', 'cancelled')),
+        created_at INTEGER NOT NULL,
+        fired_at INTEGER
+      );
+      -- due, nextDue: pending wakes by time; list and the per-session checks.
+      CREATE INDEX wakes_pending ON wakes (due_at) WHERE state = 'pending';
+      CREATE INDEX wakes_session ON wakes (session_key, state);
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -16,6 +16,7 @@ import { SqliteSessionRepo } from "./session-repo.js";
 import { SqliteTranscriptRepo } from "./transcript-repo.js";
 import { SqliteCronRepo } from "./cron-repo.js";
 import { SqlitePairingRepo } from "./pairing-repo.js";
+import { SqliteWakeRepo } from "./wake-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
 
@@ -33,6 +34,7 @@ export class SqliteStore implements Store {
   readonly authProfiles: SqliteAuthProfileRepo;
   readonly pairing: SqlitePairingRepo;
   readonly cron: SqliteCronRepo;
+  readonly wakes: SqliteWakeRepo;
   readonly leases: SqliteLeaseRepo;
   readonly #db: Database;
   readonly #path: string;
@@ -72,6 +74,7 @@ export class SqliteStore implements Store {
     this.authProfiles = new SqliteAuthProfileRepo(db, path);
     this.pairing = new SqlitePairingRepo(db, path);
     this.cron = new SqliteCronRepo(db, path);
+    this.wakes = new SqliteWakeRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(
       (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => {

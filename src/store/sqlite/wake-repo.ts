@@ -1,0 +1,124 @@
+/** Wakes in SQLite (see WakeRepo): the per-session checks and the insert in one immediate transaction. */
+import type { Database } from "better-sqlite3";
+import type { ChatTarget } from "../../channels/types.js";
+import type { Wake, WakeAdd, WakeRepo } from "../repos/wake-repo.js";
+import { guard } from "./errors.js";
+
+interface WakeRow {
+  id: number;
+  session_key: string;
+  due_at: number;
+  reason: string;
+  target: string | null;
+  state: Wake["state"];
+  created_at: number;
+  fired_at: number | null;
+}
+
+function toWake(r: WakeRow): Wake {
+  return {
+    id: r.id,
+    sessionKey: r.session_key,
+    dueAt: r.due_at,
+    reason: r.reason,
+    target: r.target === null ? null : (JSON.parse(r.target) as ChatTarget),
+    state: r.state,
+    createdAt: r.created_at,
+    firedAt: r.fired_at,
+  };
+}
+
+/** The WakeRepo on one SQLite database. */
+export class SqliteWakeRepo implements WakeRepo {
+  readonly #db: Database;
+  readonly #path: string;
+
+  constructor(db: Database, path: string) {
+    this.#db = db;
+    this.#path = path;
+  }
+
+  async add(
+    w: { sessionKey: string; dueAt: number; reason: string; target: ChatTarget | null },
+    limits: { maxPending: number; minGapMs: number },
+    now: number,
+  ): Promise<WakeAdd> {
+    return guard(this.#path, () =>
+      this.#db
+        .transaction((): WakeAdd => {
+          const pending = this.#db
+            .prepare<[string], WakeRow>(
+              "SELECT * FROM wakes WHERE session_key = ? AND state = 'pending' ORDER BY due_at",
+            )
+            .all(w.sessionKey);
+          if (pending.length >= limits.maxPending) return { status: "too_many", pending: pending.length };
+          const close = pending.find((p) => Math.abs(p.due_at - w.dueAt) < limits.minGapMs);
+          if (close) return { status: "too_close", other: toWake(close) };
+          const r = this.#db
+            .prepare(
+              "INSERT INTO wakes (session_key, due_at, reason, target, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)",
+            )
+            .run(w.sessionKey, w.dueAt, w.reason, w.target ? JSON.stringify(w.target) : null, now);
+          const row = this.#db
+            .prepare<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?")
+            .get(Number(r.lastInsertRowid));
+          return { status: "created", wake: toWake(row as WakeRow) };
+        })
+        .immediate(),
+    );
+  }
+
+  async list(sessionKey: string): Promise<Wake[]> {
+    return guard(this.#path, () =>
+      this.#db
+        .prepare<[string], WakeRow>(
+          "SELECT * FROM wakes WHERE session_key = ? AND state = 'pending' ORDER BY due_at, id",
+        )
+        .all(sessionKey)
+        .map(toWake),
+    );
+  }
+
+  async cancel(id: number, sessionKey: string): Promise<boolean> {
+    return guard(
+      this.#path,
+      () =>
+        this.#db
+          .prepare(
+            "UPDATE wakes SET state = 'cancelled' WHERE id = ? AND session_key = ? AND state = 'pending'",
+          )
+          .run(id, sessionKey).changes > 0,
+    );
+  }
+
+  async due(now: number, limit: number): Promise<Wake[]> {
+    return guard(this.#path, () =>
+      this.#db
+        .prepare<[number, number], WakeRow>(
+          "SELECT * FROM wakes WHERE state = 'pending' AND due_at <= ? ORDER BY due_at, id LIMIT ?",
+        )
+        .all(now, limit)
+        .map(toWake),
+    );
+  }
+
+  async nextDue(): Promise<number | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#db
+        .prepare<[], { at: number | null }>("SELECT MIN(due_at) AS at FROM wakes WHERE state = 'pending'")
+        .get();
+      return row?.at ?? undefined;
+    });
+  }
+
+  async claim(id: number, now: number): Promise<Wake | undefined> {
+    return guard(this.#path, () => {
+      const r = this.#db
+        .prepare("UPDATE wakes SET state = 'fired', fired_at = ? WHERE id = ? AND state = 'pending'")
+        .run(now, id);
+      if (r.changes === 0) return undefined;
+      const row = this.#db.prepare<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?").get(id);
+      return row ? toWake(row) : undefined;
+    });
+  }
+}
