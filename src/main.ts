@@ -6,7 +6,7 @@ import { buildAgent } from "./app/agent.js";
 import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
 import { gatewayCronTools, startCron } from "./app/cron.js";
-import { startHeartbeat } from "./app/heartbeat.js";
+import { HeartbeatAcks, heartbeatTools, startHeartbeat } from "./app/heartbeat.js";
 import { buildModelRouter } from "./app/models.js";
 import { openState } from "./app/state.js";
 import { runCli } from "./cli/main.js";
@@ -77,6 +77,7 @@ async function assemble(
 
   const channels = new ChannelDirectory();
   let cron: CronScheduler | undefined;
+  const acks = new HeartbeatAcks(clock);
   const agent = buildAgent(config, {
     store,
     router: models,
@@ -84,7 +85,10 @@ async function assemble(
     home: options.home,
     clock,
     logger,
-    tools: gatewayCronTools(config, { store, channels, clock }, () => cron),
+    tools: [
+      ...gatewayCronTools(config, { store, channels, clock }, () => cron),
+      ...heartbeatTools(acks, `agent:${config.agent.id}:heartbeat`),
+    ],
   });
   onOpened("memory index", () => agent.close());
   const { session } = agent;
@@ -236,7 +240,7 @@ async function assemble(
   gateway.open();
   leases.start();
   onOpened("session leases", () => leases.stop());
-  const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger, usage });
+  const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger, usage, acks });
   cron = await startCron(config, { store, lanes, turns, channels, metrics, clock, logger, usage });
   logger.info(
     {

@@ -1,4 +1,14 @@
-/** The heartbeat, wired: HEARTBEAT.md as its checklist, the turn runner as its turn. */
+/**
+ * The heartbeat, wired: HEARTBEAT.md as its checklist, the turn runner as its turn, beats only
+ * in `activeHours`, none behind a busy session, and the `heartbeat_ok` tool by which the agent
+ * says "nothing to report" (such a run delivers nothing). Each beat also shows the agent the
+ * scheduler's state: failing jobs and the next runs.
+ */
+import { z } from "zod";
+import { describeSchedule } from "../cron/jobs.js";
+import { wallTime } from "../cron/schedule.js";
+import type { Tool } from "../harness/tools/types.js";
+import { TtlCache } from "../util/ttl-cache.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../config/schema.js";
@@ -26,9 +36,11 @@ export function startHeartbeat(
     logger: Logger;
     /** The daily spend cap pauses background work: a paused tick makes no model call. */
     usage?: { backgroundPaused(): boolean };
+    /** Runs that called heartbeat_ok (see heartbeatTools). */
+    acks?: HeartbeatAcks;
   },
 ): HeartbeatScheduler | undefined {
-  const { everyMs, target, ackMaxChars } = config.heartbeat;
+  const { everyMs, target, ackMaxChars, activeHours } = config.heartbeat;
   if (everyMs === 0) return undefined;
   const checklistPath = join(deps.workspaceDir, "HEARTBEAT.md");
   const checklist = () => readFile(checklistPath, "utf8").catch(() => "");
@@ -39,6 +51,9 @@ export function startHeartbeat(
     sessionKey,
     lanes: deps.lanes,
     clock: deps.clock,
+    ...(activeHours
+      ? { isActive: (now: number) => withinHours(now, activeHours, activeHours.tz ?? config.cron.timezone) }
+      : {}),
     isIdle: async () => {
       if (deps.usage?.backgroundPaused()) {
         if (!pausedLogged)
@@ -53,7 +68,13 @@ export function startHeartbeat(
       const to = target === "last" ? ((await deps.store.sessions.latestTarget()) ?? null) : null;
       await deps.turns.run(
         sessionKey,
-        heartbeatTurn({ checklist: await checklist(), target: to, ackMaxChars }),
+        heartbeatTurn({
+          checklist: await checklist(),
+          target: to,
+          ackMaxChars,
+          ...(deps.acks ? { acknowledged: (runId: string) => deps.acks?.has(runId) === true } : {}),
+          status: await schedulerStatus(deps.store, config.agent.id, deps.clock.now()),
+        }),
         ctx,
       );
     },
@@ -61,4 +82,71 @@ export function startHeartbeat(
   });
   scheduler.start();
   return scheduler;
+}
+
+/** Whether `now` is within `hours` (local to `tz`, default the machine's); end before start spans midnight. */
+export function withinHours(
+  now: number,
+  hours: { start: string; end: string },
+  tz: string | undefined,
+): boolean {
+  const w = wallTime(now, tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC");
+  const m = w.hour * 60 + w.minute;
+  const at = (t: string) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5));
+  const [start, end] = [at(hours.start), at(hours.end)];
+  if (start === end) return true;
+  return start < end ? m >= start && m < end : m >= start || m < end;
+}
+
+/** What a beat shows of the scheduler: failing jobs and the next runs (empty when there are none). */
+async function schedulerStatus(store: Store, agentId: string, now: number): Promise<string> {
+  const jobs = (await store.cron.list(agentId)).filter((j) => j.enabled || j.disabledReason);
+  if (jobs.length === 0) return "";
+  const failing = jobs.filter((j) => j.failing || j.disabledReason);
+  const next = jobs
+    .filter((j) => j.nextRunAt !== null && j.nextRunAt > now)
+    .sort((a, b) => (a.nextRunAt ?? 0) - (b.nextRunAt ?? 0))
+    .slice(0, 5);
+  const lines = ["--- scheduled jobs ---"];
+  for (const j of failing)
+    lines.push(
+      `FAILING: ${j.name} (${describeSchedule(j.schedule)})${j.disabledReason ? ` — disabled: ${j.disabledReason}` : ""}`,
+    );
+  for (const j of next) lines.push(`next: ${j.name} at ${new Date(j.nextRunAt ?? 0).toISOString()}`);
+  return lines.join("\n");
+}
+
+/** The heartbeat runs that called heartbeat_ok, kept an hour. */
+export class HeartbeatAcks {
+  readonly #acks: TtlCache<string, true>;
+  constructor(clock: Clock) {
+    this.#acks = new TtlCache({ maxEntries: 1_000, ttlMs: 3_600_000, now: () => clock.now() });
+  }
+  add(runId: string): void {
+    this.#acks.set(runId, true);
+  }
+  has(runId: string): boolean {
+    return this.#acks.has(runId);
+  }
+}
+
+/** `heartbeat_ok`: in a heartbeat turn, "nothing needs the person's attention"; nothing is sent. */
+export function heartbeatTools(acks: HeartbeatAcks, heartbeatSession: string): Tool[] {
+  return [
+    {
+      name: "heartbeat_ok",
+      description:
+        "In a scheduled heartbeat only: say that nothing needs the person's attention now. Nothing is sent to them. (Do not use it in a conversation.)",
+      parameters: z.strictObject({}),
+      async run(_args, ctx) {
+        if (ctx.sessionKey !== heartbeatSession)
+          return {
+            content: "error: heartbeat_ok is only for heartbeat turns; answer the person instead",
+            isError: true,
+          };
+        acks.add(ctx.runId);
+        return { content: "acknowledged: nothing will be sent for this heartbeat" };
+      },
+    },
+  ];
 }

@@ -173,6 +173,15 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       target: z.enum(["last", "none"]).default("last"),
       /** An answer that says HEARTBEAT_OK with at most this many other characters is not sent. */
       ackMaxChars: z.number().int().min(0).default(300),
+      /** Beats only between these local times (end before start: across midnight); default always. */
+      activeHours: z
+        .strictObject({
+          start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'expected a time such as "08:00"' }),
+          end: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, { message: 'expected a time such as "22:00"' }),
+          /** IANA timezone (default `cron.timezone`, else the machine's). */
+          tz: z.string().optional(),
+        })
+        .optional(),
     }).refine((h) => h.everyMs === 0 || h.everyMs >= 60_000, {
       message: "expected 0 (off) or at least 60000 (one minute)",
       path: ["everyMs"],

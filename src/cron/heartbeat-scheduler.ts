@@ -15,9 +15,11 @@ export interface HeartbeatSchedulerOptions {
   everyMs: number;
   /** The session the heartbeat turns run in. */
   sessionKey: string;
-  lanes: Pick<LaneQueue, "enqueue">;
   /** True when there is nothing to check (an empty HEARTBEAT.md): the beat is skipped. */
   isIdle(): Promise<boolean>;
+  /** False outside `heartbeat.activeHours`: the beat is skipped. Default always true. */
+  isActive?(now: number): boolean;
+  lanes: Pick<LaneQueue, "enqueue" | "isBusy" | "pendingCount">;
   /** The heartbeat turn, run inside its lane. */
   run(ctx: LaneTaskContext): Promise<void>;
   logger: Logger;
@@ -26,7 +28,13 @@ export interface HeartbeatSchedulerOptions {
 }
 
 /** What one beat did. */
-export type BeatOutcome = "skipped_idle" | "enqueued" | "coalesced" | "failed";
+export type BeatOutcome =
+  | "skipped_idle"
+  | "skipped_inactive"
+  | "skipped_busy"
+  | "enqueued"
+  | "coalesced"
+  | "failed";
 
 /** Fires beats on a fixed cadence (no drift: each is armed from the schedule, not the last run). */
 export class HeartbeatScheduler {
@@ -64,6 +72,15 @@ export class HeartbeatScheduler {
   async beat(): Promise<BeatOutcome> {
     const { logger } = this.#o;
     try {
+      if (this.#o.isActive && !this.#o.isActive(this.#clock.now())) {
+        logger.debug("heartbeat skipped: outside heartbeat.activeHours");
+        return "skipped_inactive";
+      }
+      // At most one beat per session, ever: none is queued behind a running or waiting one.
+      if (this.#o.lanes.isBusy(this.#o.sessionKey) || this.#o.lanes.pendingCount(this.#o.sessionKey) > 0) {
+        logger.debug("heartbeat skipped: its session is busy");
+        return "skipped_busy";
+      }
       if (await this.#o.isIdle()) {
         logger.debug("heartbeat skipped: HEARTBEAT.md has nothing to check");
         return "skipped_idle";

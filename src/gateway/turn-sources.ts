@@ -112,14 +112,24 @@ export function heartbeatTurn(options: {
   checklist: string;
   target: ChatTarget | null;
   ackMaxChars: number;
+  /** True when the run called the `heartbeat_ok` tool: nothing is delivered. */
+  acknowledged?(runId: string): boolean;
+  /** Scheduling facts the agent should see this beat (failing jobs, next runs). */
+  status?: string;
 }): TurnSource {
   return {
     trigger: "heartbeat",
-    async prepare() {
+    async prepare({ runId }) {
       return {
         trigger: "heartbeat",
         runTrigger: "heartbeat",
-        inputs: [{ type: "trigger", origin: "heartbeat", text: heartbeatTriggerText(options.checklist) }],
+        inputs: [
+          {
+            type: "trigger",
+            origin: "heartbeat",
+            text: heartbeatTriggerText(options.checklist) + (options.status ? `\n\n${options.status}` : ""),
+          },
+        ],
         inboxIds: [],
         target: options.target,
         // The target is a direct chat: its chat id names the person (the HTTP mailbox key).
@@ -127,7 +137,8 @@ export function heartbeatTurn(options: {
         steer: false,
         interactive: false,
         chat: { privateChat: true, channel: "heartbeat", chatKind: "background" },
-        deliver: (answer) => heartbeatDelivery(answer, options.ackMaxChars),
+        deliver: (answer) =>
+          options.acknowledged?.(runId) ? null : heartbeatDelivery(answer, options.ackMaxChars),
       };
     },
   };

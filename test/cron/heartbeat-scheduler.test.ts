@@ -70,13 +70,43 @@ describe("HeartbeatScheduler", () => {
     scheduler.stop();
   });
 
-  it("coalesces a beat with one still waiting behind a running heartbeat", async () => {
+  it("skips a beat while its session is busy: at most one heartbeat per session, ever", async () => {
     const { scheduler, runs } = setup({ runMs: 200_000 });
     expect(await scheduler.beat()).toBe("enqueued"); // starts at once, runs long
-    expect(await scheduler.beat()).toBe("enqueued"); // waits behind it
-    expect(await scheduler.beat()).toBe("coalesced"); // merges with the waiting one
+    expect(await scheduler.beat()).toBe("skipped_busy"); // nothing queued behind it
     await clock.advanceAsync(500_000);
-    expect(runs()).toBe(2);
+    expect(runs()).toBe(1);
+    expect(await scheduler.beat()).toBe("enqueued"); // free again
+  });
+
+  it("beats only within activeHours (across midnight too)", async () => {
+    const { withinHours } = await import("../../src/app/heartbeat.js");
+    const at = (hhmm: string) => Date.parse(`2026-11-24T${hhmm}:00Z`);
+    const day = { start: "08:00", end: "22:00" };
+    expect(
+      [at("07:59"), at("08:00"), at("21:59"), at("22:00")].map((t) => withinHours(t, day, "UTC")),
+    ).toEqual([false, true, true, false]);
+    const night = { start: "22:00", end: "06:00" };
+    expect([at("23:00"), at("05:59"), at("12:00")].map((t) => withinHours(t, night, "UTC"))).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    // 08:30 UTC is 09:30 in Berlin: inside 09:00–17:00 there, not in New York (03:30).
+    expect(withinHours(at("08:30"), { start: "09:00", end: "17:00" }, "Europe/Berlin")).toBe(true);
+    expect(withinHours(at("08:30"), { start: "09:00", end: "17:00" }, "America/New_York")).toBe(false);
+    const lanes = setup().lanes;
+    const inactive = new HeartbeatScheduler({
+      everyMs: 60_000,
+      sessionKey: "agent:main:heartbeat",
+      lanes,
+      isActive: () => false,
+      isIdle: async () => false,
+      run: async () => {},
+      logger: silentLogger(),
+      clock,
+    });
+    expect(await inactive.beat()).toBe("skipped_inactive");
   });
 
   it("reports a beat that could not be scheduled as failed, and keeps its cadence", async () => {

@@ -73,6 +73,34 @@ describe("heartbeat", () => {
     expect(annTail.some((e) => e.payload.type === "trigger")).toBe(false);
   });
 
+  it("delivers nothing when the agent calls heartbeat_ok, and shows it the scheduler's state", async () => {
+    sim.script({ text: "Hi." });
+    await gw.chat("cy", "hello");
+    writeChecklist("- check the build\n");
+    const { buildJob } = await import("../../src/cron/jobs.js");
+    const { spec } = buildJob(
+      { name: "digest", every: "1d", message: "send the digest", deliver: "none" },
+      { agentId: "main", source: "cli", now: Date.now(), defaultTz: "UTC", channels: new Set() },
+    );
+    const job = await gw.running.store.cron.add(spec, Date.now() + 86_400_000, Date.now());
+    await gw.running.store.cron.update(job.id, { failing: true }, Date.now());
+    sim.script(
+      { toolCalls: [{ name: "heartbeat_ok", args: {} }] },
+      { text: "All quiet, but here is a long note the person should not get." },
+    );
+    await gw.running.heartbeat?.beat();
+    await until(async () => (await runsOf("heartbeat")).length === 1, "the heartbeat run");
+    expect((await runsOf("heartbeat"))[0]?.outcome).toBe("answered");
+    expect(await mailbox("cy")).toEqual(["Hi."]);
+    const sent = JSON.stringify(sim.requests.at(-2)?.body);
+    expect(sent).toContain("--- scheduled jobs ---");
+    expect(sent).toContain("FAILING: digest (every 1d)");
+    // In a conversation the tool refuses: it is for heartbeats only.
+    sim.script({ toolCalls: [{ name: "heartbeat_ok", args: {} }] }, { text: "Sure." });
+    await gw.chat("cy", "anything?");
+    expect(JSON.stringify(sim.requests.at(-1)?.body)).toContain("heartbeat_ok is only for heartbeat turns");
+  });
+
   it("records a failed heartbeat without telling anyone", async () => {
     sim.script({ text: "Hi." });
     await gw.chat("bo", "hello");
