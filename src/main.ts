@@ -241,7 +241,7 @@ async function assemble(
   leases.start();
   onOpened("session leases", () => leases.stop());
   const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger, usage, acks });
-  cron = await startCron(config, { store, lanes, turns, channels, metrics, clock, logger, usage });
+  cron = await startCron(config, { store, lanes, turns, channels, metrics, clock, logger, usage, events });
   logger.info(
     {
       url: server.url,

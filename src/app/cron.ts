@@ -11,11 +11,13 @@ import { wakeTools } from "./wake-tools.js";
 import { type JobInput, JobInputError, buildJob, defaultTimezone } from "../cron/jobs.js";
 import { CronScheduler, type JobOutcome } from "../cron/scheduler.js";
 import type { ChannelDirectory } from "../gateway/channel-directory.js";
+import type { GatewayEvents } from "../gateway/events.js";
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { LaneTaskContext } from "../gateway/lanes/types.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
 import { sessionKeyFor } from "../gateway/session-key.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
+import { replyRows } from "../gateway/replies.js";
 import { scheduledTurn } from "../gateway/turn-sources.js";
 import type { ChatTarget } from "../channels/types.js";
 import type { CronJob } from "../store/repos/cron-repo.js";
@@ -39,6 +41,8 @@ export interface CronDeps {
   logger: Logger;
   /** The daily spend cap pauses background work. */
   usage?: { backgroundPaused(): boolean };
+  /** Told when the scheduler writes outbox rows itself (a failing job's notice), so they go now. */
+  events?: Pick<GatewayEvents, "emit">;
 }
 
 /** Upserts the config file's jobs and removes config jobs it no longer has. Throws ConfigError. */
@@ -109,6 +113,14 @@ export async function startCron(config: Config, deps: CronDeps): Promise<CronSch
         ctx,
       ),
     onLateStart: () => deps.metrics.cronLateStarts.inc({}),
+    onFailing: async (job, error) => {
+      const target = await targetOf(job, deps.store);
+      if (!target) return;
+      const text = `Scheduled job "${job.name}" keeps failing (${error}); it is marked failing and tries again at its next run. Details: switchyard cron history ${job.name}`;
+      const rows = replyRows(deps.channels.channelFor(target), target, text, { kind: "notice" });
+      await deps.store.outbox.insert(rows, `agent:${agentId}:cron:${job.id}`, deps.clock.now());
+      deps.events?.emit({ type: "replies_committed" });
+    },
   });
   await scheduler.start();
   return scheduler;
@@ -162,6 +174,8 @@ async function runJob(
       transient: true,
       error: "paused: the daily spend cap (limits.dailySpendUsd) is reached",
     };
+  if (await deliveryGone(job, deps, log))
+    return { ok: false, transient: false, error: "disabled: its chat refused the last 3 answers" };
   const target = await targetOf(job, store);
   if (target && !deps.channels.channelFor(target)) {
     const failures = job.deliveryFailures + 1;
@@ -246,4 +260,39 @@ export function gatewayCronTools(
       changed,
     }),
   ];
+}
+
+/**
+ * How the job's previous run was delivered: its receipt goes into the ledger; a reply the
+ * platform refused for good (the chat deleted, the bot removed) counts, and after 3 such runs in
+ * a row the job is disabled with the platform's reason. True when it was disabled now.
+ */
+async function deliveryGone(job: CronJob, deps: CronDeps, log: Logger): Promise<boolean> {
+  const { store, clock } = deps;
+  const previous = (await store.cron.history(job.id, 2)).find(
+    (r) => r.state === "ok" && r.runId && !r.receipt,
+  );
+  if (!previous?.runId) return false;
+  const rows = await store.outbox.listForRun(previous.runId);
+  const sent = rows.find((r) => r.state === "sent" && r.platformMessageId);
+  const dead = rows.find((r) => r.state === "dead");
+  if (sent?.platformMessageId) {
+    await store.cron.setReceipt(previous.id, sent.platformMessageId);
+    if (job.deliveryFailures > 0) await store.cron.update(job.id, { deliveryFailures: 0 }, clock.now());
+    return false;
+  }
+  if (!dead) return false;
+  await store.cron.setReceipt(previous.id, `undelivered: ${dead.lastError ?? "refused"}`);
+  const failures = job.deliveryFailures + 1;
+  const reason = `its chat refused the answer ${failures} times (${dead.lastError ?? "refused"})`;
+  const disable = failures >= MAX_DELIVERY_FAILURES;
+  await store.cron.update(
+    job.id,
+    disable
+      ? { deliveryFailures: failures, enabled: false, disabledReason: reason, nextRunAt: null }
+      : { deliveryFailures: failures },
+    clock.now(),
+  );
+  if (disable) log.error({ job: job.name, reason }, "job disabled");
+  return disable;
 }

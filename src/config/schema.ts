@@ -176,8 +176,12 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       /** Beats only between these local times (end before start: across midnight); default always. */
       activeHours: z
         .strictObject({
-          start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'expected a time such as "08:00"' }),
-          end: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, { message: 'expected a time such as "22:00"' }),
+          start: z
+            .string()
+            .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'expected a time such as "08:00"' }),
+          end: z
+            .string()
+            .regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, { message: 'expected a time such as "22:00"' }),
           /** IANA timezone (default `cron.timezone`, else the machine's). */
           tz: z.string().optional(),
         })

@@ -48,6 +48,8 @@ export interface CronSchedulerOptions {
    * `running` at start is then certainly interrupted and is redone at once, not after its timeout.
    */
   soleProcess?: boolean;
+  /** A job has just been marked failing (its retries are spent): tell its owner, once. */
+  onFailing?(job: CronJob, error: string): Promise<void>;
   /** A slot that started this late after its time is logged and counted. */
   onLateStart?(job: CronJob, lateMs: number): void;
 }
@@ -256,6 +258,12 @@ export class CronScheduler {
       { job: job.name, attempts: run.attempts, err: outcome.error },
       "scheduled run failed; the job is marked failing",
     );
+    if (!current?.failing)
+      await this.#o
+        .onFailing?.(job, outcome.error)
+        .catch((err: unknown) =>
+          logger.warn({ err, job: job.name }, "could not tell the owner the job is failing"),
+        );
   }
 
   /** Attempts left `running` by a process that stopped: retried like a transient failure. */

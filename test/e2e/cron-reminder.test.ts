@@ -151,4 +151,61 @@ describe("scheduled work over Telegram", () => {
     gw = undefined;
     rmSync(home, { recursive: true, force: true });
   });
+
+  it("tells the owner once when a job's retries are spent, and disables a job whose chat refuses 3 answers", async () => {
+    const clock = new ManualClock(Date.now());
+    const { sim, tg, gw } = await setup(clock);
+    const { buildJob } = await import("../../src/cron/jobs.js");
+    const make = (name: string) =>
+      buildJob(
+        { name, every: "1h", message: `run ${name}`, deliver: `telegram:default:${ANN.id}` },
+        {
+          agentId: "main",
+          source: "cli",
+          now: clock.now(),
+          defaultTz: "UTC",
+          channels: new Set(["telegram:default"]),
+        },
+      );
+    // 1. Every attempt of "flaky" fails: after 30 s, 1 m, 5 m, 15 m and 60 m of retries, one notice.
+    sim.setDefault(() => ({ error: { status: 500, message: "overloaded" } }));
+    const flaky = make("flaky");
+    const job = await gw.running.store.cron.add(flaky.spec, flaky.nextRunAt, clock.now());
+    void gw.running.cron?.tick();
+    await untilAdvancing(
+      clock,
+      async () => (await gw.running.store.cron.get(job.id))?.failing === true,
+      "failing",
+      20_000,
+    );
+    await until(() => texts(tg).length === 1, "the notice");
+    expect(texts(tg)[0]).toMatch(/^Scheduled job "flaky" keeps failing \(.*\); it is marked failing/);
+    await gw.running.store.cron.remove(job.id);
+    // 2. "gone" answers, but Telegram refuses every reply for good: disabled after 3 runs.
+    sim.setDefault(() => ({ text: "an answer nobody gets" }));
+    tg.injectFault({
+      method: "sendMessage",
+      errorCode: 403,
+      description: "Forbidden: bot was blocked by the user",
+      times: 100,
+    });
+    const gone = make("gone");
+    const goneJob = await gw.running.store.cron.add(gone.spec, gone.nextRunAt, clock.now());
+    void gw.running.cron?.tick();
+    await untilAdvancing(
+      clock,
+      async () => (await gw.running.store.cron.get(goneJob.id))?.enabled === false,
+      "disabled",
+      20_000,
+    );
+    expect(await gw.running.store.cron.get(goneJob.id)).toMatchObject({
+      deliveryFailures: 3,
+      disabledReason: expect.stringMatching(
+        /^its chat refused the answer 3 times \(.*blocked by the user.*\)$/,
+      ),
+    });
+    expect(
+      (await gw.running.store.cron.history(goneJob.id, 10)).map((r) => r.receipt?.startsWith("undelivered")),
+    ).toContain(true);
+  });
 });

@@ -128,6 +128,8 @@ export interface CronRepo {
     },
     now: number,
   ): Promise<void>;
+  /** Records where a finished run's answer was delivered (the platform message id). */
+  setReceipt(runId: number, receipt: string): Promise<void>;
   /** A job's ledger, newest slot first. */
   history(jobId: number, limit: number): Promise<CronRun[]>;
 }

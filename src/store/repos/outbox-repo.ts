@@ -141,6 +141,13 @@ export interface OutboxRepo {
   get(id: number): Promise<OutboxRecord | undefined>;
   /** Rows for one inbox message (all states), by id. */
   listForInbox(inboxId: number): Promise<OutboxRecord[]>;
+  /** The rows a run committed (its reply chunks or notice), in id order. */
+  listForRun(runId: string): Promise<OutboxRecord[]>;
+  /**
+   * Writes rows that belong to no turn and no inbox message (a notice from the scheduler: a job
+   * is failing), in one step, owned by `sessionKey`.
+   */
+  insert(rows: readonly OutboxInsert[], sessionKey: string, now: number): Promise<void>;
   /**
    * One recipient's mailbox on one channel (the HTTP `GET /v1/chat/replies?after=`): its sent
    * rows with `mailboxCursor > after`, in cursor order, at most `limit`. A reader passes the

@@ -316,6 +316,12 @@ export class SqliteCronRepo implements CronRepo {
     );
   }
 
+  async setReceipt(runId: number, receipt: string): Promise<void> {
+    guard(this.#path, () =>
+      this.#db.prepare("UPDATE cron_runs SET receipt = ? WHERE id = ?").run(receipt, runId),
+    );
+  }
+
   async history(jobId: number, limit: number): Promise<CronRun[]> {
     return guard(this.#path, () =>
       this.#db

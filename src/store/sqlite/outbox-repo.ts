@@ -84,6 +84,8 @@ export class SqliteOutboxRepo implements OutboxRepo {
   readonly #resetExpired: Statement<[{ now: number }], OutboxRow>;
   readonly #byId: Statement<[number], OutboxRow>;
   readonly #forInbox: Statement<[number], OutboxRow>;
+  readonly #forRun: Statement<[string], OutboxRow>;
+  readonly #insertTx: Transaction<(rows: readonly OutboxInsert[], sessionKey: string, now: number) => void>;
   readonly #mailbox: Statement<[string, string, number, number], OutboxRow>;
   readonly #byState: Statement<[OutboxState, number], OutboxRow>;
   /** listByState("dead"): a literal state, so the partial index outbox_dead serves it. */
@@ -155,6 +157,10 @@ export class SqliteOutboxRepo implements OutboxRepo {
     );
     this.#byId = db.prepare("SELECT * FROM outbox WHERE id = ?");
     this.#forInbox = db.prepare("SELECT * FROM outbox WHERE inbox_id = ? ORDER BY id");
+    this.#forRun = db.prepare("SELECT * FROM outbox WHERE run_id = ? ORDER BY id");
+    this.#insertTx = db.transaction((rows: readonly OutboxInsert[], sessionKey: string, now: number) =>
+      this.insertInTransaction(rows, { sessionKey, runId: null, inboxId: null }, now),
+    );
     this.#mailbox = db.prepare(
       `SELECT * FROM outbox
        WHERE channel = ? AND recipient_id = ? AND mailbox_cursor IS NOT NULL AND mailbox_cursor > ?
@@ -260,6 +266,14 @@ export class SqliteOutboxRepo implements OutboxRepo {
 
   async listForInbox(inboxId: number): Promise<OutboxRecord[]> {
     return guard(this.#path, () => this.#forInbox.all(inboxId).map(toOutboxRecord));
+  }
+
+  async listForRun(runId: string): Promise<OutboxRecord[]> {
+    return guard(this.#path, () => this.#forRun.all(runId).map(toOutboxRecord));
+  }
+
+  async insert(rows: readonly OutboxInsert[], sessionKey: string, now: number): Promise<void> {
+    guard(this.#path, () => this.#insertTx.immediate(rows, sessionKey, now));
   }
 
   async listMailbox(

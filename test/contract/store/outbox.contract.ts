@@ -25,6 +25,22 @@ export function outboxContract(ctx: StoreContext): void {
       store = ctx.store;
     });
 
+    it("lists a run's rows; inserts rows that belong to no turn, which are claimed like any", async () => {
+      const [seeded] = await seedReply(store, chat("c1"), ["from a run"], T0);
+      expect((await store.outbox.listForRun(seeded?.runId ?? "")).map((r) => r.text)).toEqual(["from a run"]);
+      expect(await store.outbox.listForRun("no-such-run")).toEqual([]);
+      await store.outbox.insert(
+        [{ target: chat("c2"), text: "job x is failing", seq: 0, kind: "notice" }],
+        "agent:main:cron:1",
+        T0,
+      );
+      const claimed = await store.outbox.claimDue(T0, 10);
+      expect(claimed.map((r) => [r.text, r.sessionKey, r.runId, r.kind])).toEqual([
+        ["from a run", seeded?.sessionKey, seeded?.runId, "reply"],
+        ["job x is failing", "agent:main:cron:1", null, "notice"],
+      ]);
+    });
+
     it("claimDue marks due rows sending, once, up to the limit", async () => {
       await seedReply(store, chat("c1"), ["a"], T0);
       await seedReply(store, chat("c2"), ["b"], T0);
