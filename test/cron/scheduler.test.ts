@@ -7,6 +7,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildJob } from "../../src/cron/jobs.js";
 import { CronScheduler, type JobOutcome } from "../../src/cron/scheduler.js";
+import { GlobalLane } from "../../src/gateway/lanes/global-lane.js";
+import { LaneQueue } from "../../src/gateway/lanes/lane-queue.js";
+import type { LaneQueueEvent } from "../../src/gateway/lanes/types.js";
 import type { LaneTask } from "../../src/gateway/lanes/types.js";
 import type { CronJob } from "../../src/store/repos/cron-repo.js";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
@@ -156,5 +159,55 @@ describe("CronScheduler", () => {
     await s.idle();
     expect(ran).toMatchObject([{ job: "job", attempt: 2 }]);
     expect(await store.cron.history(job.id, 5)).toMatchObject([{ state: "ok", attempts: 2 }]);
+  });
+
+  it("a person's message during a storm of 500 due jobs waits at most one slot release", async () => {
+    for (let i = 0; i < 500; i++) await addJob({ name: `storm${i}`, at: "in 1m" });
+    let backgroundGrants = 0;
+    const events: LaneQueueEvent[] = [];
+    const lanes = new LaneQueue({
+      pool: new GlobalLane({ maxConcurrent: 4, reservedForHuman: 1, clock }),
+      onEvent: (e) => events.push(e),
+      clock,
+    });
+    const s = new CronScheduler({
+      store,
+      clock,
+      logger: silentLogger(),
+      lanes,
+      sessionKeyOf: (job) => `agent:main:cron:${job.id}`,
+      runJob: async (_job, _run, ctx) => {
+        const slot = await ctx.acquireModelSlot();
+        backgroundGrants++;
+        await clock.sleep(5); // each run holds a model slot for 5 ms
+        slot.release();
+        return { ok: true, tokens: 1 };
+      },
+    });
+    schedulers.push(s);
+    await s.start();
+    await clock.advanceAsync(MIN); // all 500 due at once: background runs fill every slot they may
+    await clock.advanceAsync(12); // the storm is under way
+    expect(backgroundGrants).toBeGreaterThan(3); // slots have been changing hands
+    expect(events.filter((e) => e.type === "started").length).toBeGreaterThan(100);
+    const before = backgroundGrants;
+    let humanStarted = -1;
+    const human = lanes.enqueue({
+      sessionKey: "agent:main:telegram:dm:42",
+      priority: "human",
+      origin: "message",
+      run: async (ctx) => {
+        const slot = await ctx.acquireModelSlot();
+        humanStarted = backgroundGrants;
+        slot.release();
+      },
+    });
+    while (humanStarted < 0) await clock.advanceAsync(1);
+    await human.done;
+    // The reserved slot takes the person at once: at most one background grant in between.
+    expect(humanStarted - before).toBeLessThanOrEqual(1);
+    await clock.advanceAsync(5 * 500);
+    await s.idle();
+    expect((await store.cron.list()).every((j) => j.nextRunAt === null)).toBe(true);
   });
 });
