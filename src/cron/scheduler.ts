@@ -59,6 +59,8 @@ export class CronScheduler {
   readonly #o: CronSchedulerOptions;
   readonly #clock: Clock;
   #timer: TimerHandle | undefined;
+  /** When the armed timer fires. */
+  #dueAt = 0;
   #stopped = true;
   #version = -1;
   #ticking: Promise<void> = Promise.resolve();
@@ -305,8 +307,6 @@ export class CronScheduler {
       { unref: true },
     );
   }
-
-  #dueAt = 0;
 
   /** The timer: work is due, or it is time to look for changes made elsewhere. */
   async #wake(due: boolean): Promise<void> {

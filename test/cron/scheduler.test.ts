@@ -195,7 +195,7 @@ describe("CronScheduler", () => {
     const human = lanes.enqueue({
       sessionKey: "agent:main:telegram:dm:42",
       priority: "human",
-      origin: "message",
+      origin: "user",
       run: async (ctx) => {
         const slot = await ctx.acquireModelSlot();
         humanStarted = backgroundGrants;

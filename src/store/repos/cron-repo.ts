@@ -68,6 +68,17 @@ export interface CronRun {
   runId: string | null;
 }
 
+/** How one attempt ended, as `finish` records it. */
+export interface AttemptEnd {
+  state: "ok" | "failed" | "retry";
+  durationMs: number;
+  tokens?: number;
+  error?: string;
+  receipt?: string;
+  /** For `retry`: when the next attempt is due. */
+  retryAt?: number;
+}
+
 /** Jobs and the run ledger (see the file header). */
 export interface CronRepo {
   /** Creates a job; throws StoreError "conflict" when its agent already has a job of that name. */
@@ -116,18 +127,7 @@ export interface CronRepo {
   /** Records the turn's run id on a running row. */
   started(runId: number, turnRunId: string): Promise<void>;
   /** Ends an attempt: ok, failed for good, or retry at `retryAt`. */
-  finish(
-    runId: number,
-    outcome: {
-      state: "ok" | "failed" | "retry";
-      durationMs: number;
-      tokens?: number;
-      error?: string;
-      receipt?: string;
-      retryAt?: number;
-    },
-    now: number,
-  ): Promise<void>;
+  finish(runId: number, outcome: AttemptEnd, now: number): Promise<void>;
   /** Records where a finished run's answer was delivered (the platform message id). */
   setReceipt(runId: number, receipt: string): Promise<void>;
   /** A job's ledger, newest slot first. */

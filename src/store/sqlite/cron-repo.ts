@@ -5,7 +5,7 @@
  * bumps `cron_version`, which a running scheduler watches to pick up CLI edits.
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
-import type { CronJob, CronRepo, CronRun, JobSpec } from "../repos/cron-repo.js";
+import type { AttemptEnd, CronJob, CronRepo, CronRun, JobSpec } from "../repos/cron-repo.js";
 import { type JobRow, type RunRow, JOB_COLUMNS, stored, toJob, toRun } from "./cron-rows.js";
 import { StoreError } from "../store-error.js";
 import { guard } from "./errors.js";
@@ -285,18 +285,7 @@ export class SqliteCronRepo implements CronRepo {
     );
   }
 
-  async finish(
-    runId: number,
-    o: {
-      state: "ok" | "failed" | "retry";
-      durationMs: number;
-      tokens?: number;
-      error?: string;
-      receipt?: string;
-      retryAt?: number;
-    },
-    now: number,
-  ): Promise<void> {
+  async finish(runId: number, o: AttemptEnd, now: number): Promise<void> {
     guard(this.#path, () =>
       this.#db
         .prepare(
