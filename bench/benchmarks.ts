@@ -25,7 +25,9 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "failover", load: async () => (await import("./failover.js")).failover },
   { id: "context", load: async () => (await import("./context.js")).contextBench },
   { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },
+  { id: "cron", load: async () => (await import("./cron.js")).cronBench },
   { id: "daemon-footprint", load: async () => (await import("./daemon-footprint.js")).daemonFootprint },
   { id: "discord-footprint", load: async () => (await import("./discord-footprint.js")).discordFootprint },
+  { id: "cron-idle", load: async () => (await import("./cron-idle.js")).cronIdle },
   { id: "npm-start", load: async () => (await import("./npm-start.js")).npmStart },
 ];

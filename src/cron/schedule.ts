@@ -144,7 +144,18 @@ export function nextCronTime(expr: string, tz: string, afterMs: number): number 
   while (t <= end) {
     const w = wallTime(t, tz);
     if (!dayMatches(f, w)) {
-      t += (24 * 60 - (w.hour * 60 + w.minute)) * 60_000; // next local midnight (re-checked)
+      // Jump whole days to a local midnight (every jump is re-checked): to the next allowed day
+      // of the month when only the day of month restricts, else to tomorrow; past the month's
+      // end (or out of an excluded month) to the first of the next.
+      const monthDays = new Date(Date.UTC(w.year, w.month, 0)).getUTCDate();
+      let days = 1;
+      if (!f.month.has(w.month)) days = monthDays - w.day + 1;
+      else if (!f.domStar && f.dowStar) {
+        let d = w.day + 1;
+        while (d <= monthDays && !f.dom.has(d)) d++;
+        days = d - w.day;
+      }
+      t += ((days - 1) * 24 * 60 + 24 * 60 - (w.hour * 60 + w.minute)) * 60_000;
       continue;
     }
     if (!f.hour.has(w.hour)) {

@@ -13,6 +13,7 @@ import { guard } from "./errors.js";
 /** The CronRepo on one SQLite database. */
 export class SqliteCronRepo implements CronRepo {
   readonly #db: Database;
+  readonly #statements = new Map<string, Statement>();
   readonly #path: string;
   readonly #insertJob: Statement<Record<string, unknown>>;
   readonly #byId: Statement<[number], JobRow>;
@@ -83,6 +84,15 @@ export class SqliteCronRepo implements CronRepo {
     return guard(this.#path, () => this.#db.transaction(step).immediate());
   }
 
+  /** A statement prepared once and reused (the scheduler runs these per due job). */
+  #sql<P extends unknown[] | object = unknown[], R = unknown>(source: string): Statement<P, R> {
+    let statement = this.#statements.get(source);
+    if (!statement) {
+      statement = this.#db.prepare(source);
+      this.#statements.set(source, statement);
+    }
+    return statement as unknown as Statement<P, R>;
+  }
   async add(spec: JobSpec, nextRunAt: number | null, now: number): Promise<CronJob> {
     return this.#write(() => {
       if (this.#byName.get(spec.agentId, spec.name))
@@ -157,7 +167,7 @@ export class SqliteCronRepo implements CronRepo {
   async list(agentId?: string): Promise<CronJob[]> {
     return guard(this.#path, () =>
       (agentId === undefined
-        ? this.#db.prepare<[], JobRow>("SELECT * FROM cron_jobs ORDER BY id").all()
+        ? this.#sql<[], JobRow>("SELECT * FROM cron_jobs ORDER BY id").all()
         : this.#db
             .prepare<[string], JobRow>("SELECT * FROM cron_jobs WHERE agent_id = ? ORDER BY id")
             .all(agentId)
@@ -178,14 +188,14 @@ export class SqliteCronRepo implements CronRepo {
       sets.push(`${column} = ?`);
       values.push(stored(value));
     }
-    const r = this.#db.prepare(`UPDATE cron_jobs SET ${sets.join(", ")} WHERE id = ?`).run(...values, id);
+    const r = this.#sql(`UPDATE cron_jobs SET ${sets.join(", ")} WHERE id = ?`).run(...values, id);
     if (r.changes > 0) this.#bump.run();
     return r.changes > 0;
   }
 
   async remove(id: number): Promise<boolean> {
     return this.#write(() => {
-      const r = this.#db.prepare("DELETE FROM cron_jobs WHERE id = ?").run(id);
+      const r = this.#sql("DELETE FROM cron_jobs WHERE id = ?").run(id);
       if (r.changes > 0) this.#bump.run();
       return r.changes > 0;
     });
@@ -193,10 +203,9 @@ export class SqliteCronRepo implements CronRepo {
 
   async due(now: number, limit: number): Promise<CronJob[]> {
     return guard(this.#path, () =>
-      this.#db
-        .prepare<[number, number], JobRow>(
-          "SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?",
-        )
+      this.#sql<[number, number], JobRow>(
+        "SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?",
+      )
         .all(now, limit)
         .map(toJob),
     );
@@ -204,13 +213,11 @@ export class SqliteCronRepo implements CronRepo {
 
   async nextWake(): Promise<number | undefined> {
     return guard(this.#path, () => {
-      const row = this.#db
-        .prepare<[], { at: number | null }>(
-          `SELECT MIN(at) AS at FROM (
+      const row = this.#sql<[], { at: number | null }>(
+        `SELECT MIN(at) AS at FROM (
              SELECT MIN(next_run_at) AS at FROM cron_jobs WHERE enabled = 1
              UNION ALL SELECT MIN(retry_at) FROM cron_runs WHERE state = 'retry')`,
-        )
-        .get();
+      ).get();
       return row?.at ?? undefined;
     });
   }
@@ -218,8 +225,8 @@ export class SqliteCronRepo implements CronRepo {
   async version(): Promise<number> {
     return guard(this.#path, () =>
       Number(
-        this.#db.prepare<[], { version: number }>("SELECT version FROM cron_version WHERE id = 1").get()
-          ?.version ?? 0,
+        this.#sql<[], { version: number }>("SELECT version FROM cron_version WHERE id = 1").get()?.version ??
+          0,
       ),
     );
   }
@@ -246,11 +253,9 @@ export class SqliteCronRepo implements CronRepo {
 
   async claimRetry(runId: number, now: number): Promise<CronRun | undefined> {
     return this.#write(() => {
-      const r = this.#db
-        .prepare(
-          "UPDATE cron_runs SET state = 'running', attempts = attempts + 1, retry_at = NULL, started_at = ? WHERE id = ? AND state = 'retry'",
-        )
-        .run(now, runId);
+      const r = this.#sql(
+        "UPDATE cron_runs SET state = 'running', attempts = attempts + 1, retry_at = NULL, started_at = ? WHERE id = ? AND state = 'retry'",
+      ).run(now, runId);
       if (r.changes === 0) return undefined;
       const row = this.#runById.get(runId);
       return row ? toRun(row) : undefined;
@@ -259,10 +264,9 @@ export class SqliteCronRepo implements CronRepo {
 
   async dueRetries(now: number, limit: number): Promise<CronRun[]> {
     return guard(this.#path, () =>
-      this.#db
-        .prepare<[number, number], RunRow>(
-          "SELECT * FROM cron_runs WHERE state = 'retry' AND retry_at <= ? ORDER BY retry_at, id LIMIT ?",
-        )
+      this.#sql<[number, number], RunRow>(
+        "SELECT * FROM cron_runs WHERE state = 'retry' AND retry_at <= ? ORDER BY retry_at, id LIMIT ?",
+      )
         .all(now, limit)
         .map(toRun),
     );
@@ -270,53 +274,45 @@ export class SqliteCronRepo implements CronRepo {
 
   async staleRunning(before: number): Promise<CronRun[]> {
     return guard(this.#path, () =>
-      this.#db
-        .prepare<[number], RunRow>(
-          "SELECT * FROM cron_runs WHERE state = 'running' AND started_at < ? ORDER BY id",
-        )
+      this.#sql<[number], RunRow>(
+        "SELECT * FROM cron_runs WHERE state = 'running' AND started_at < ? ORDER BY id",
+      )
         .all(before)
         .map(toRun),
     );
   }
 
   async started(runId: number, turnRunId: string): Promise<void> {
-    guard(this.#path, () =>
-      this.#db.prepare("UPDATE cron_runs SET run_id = ? WHERE id = ?").run(turnRunId, runId),
-    );
+    guard(this.#path, () => this.#sql("UPDATE cron_runs SET run_id = ? WHERE id = ?").run(turnRunId, runId));
   }
 
   async finish(runId: number, o: AttemptEnd, now: number): Promise<void> {
     guard(this.#path, () =>
-      this.#db
-        .prepare(
-          `UPDATE cron_runs SET state = ?, duration_ms = ?, tokens = ?, error = ?, receipt = ?, retry_at = ?,
+      this.#sql(
+        `UPDATE cron_runs SET state = ?, duration_ms = ?, tokens = ?, error = ?, receipt = ?, retry_at = ?,
              finished_at = ? WHERE id = ?`,
-        )
-        .run(
-          o.state,
-          o.durationMs,
-          o.tokens ?? null,
-          o.error ?? null,
-          o.receipt ?? null,
-          o.retryAt ?? null,
-          now,
-          runId,
-        ),
+      ).run(
+        o.state,
+        o.durationMs,
+        o.tokens ?? null,
+        o.error ?? null,
+        o.receipt ?? null,
+        o.retryAt ?? null,
+        now,
+        runId,
+      ),
     );
   }
 
   async setReceipt(runId: number, receipt: string): Promise<void> {
-    guard(this.#path, () =>
-      this.#db.prepare("UPDATE cron_runs SET receipt = ? WHERE id = ?").run(receipt, runId),
-    );
+    guard(this.#path, () => this.#sql("UPDATE cron_runs SET receipt = ? WHERE id = ?").run(receipt, runId));
   }
 
   async history(jobId: number, limit: number): Promise<CronRun[]> {
     return guard(this.#path, () =>
-      this.#db
-        .prepare<[number, number], RunRow>(
-          "SELECT * FROM cron_runs WHERE job_id = ? ORDER BY scheduled_for DESC, id DESC LIMIT ?",
-        )
+      this.#sql<[number, number], RunRow>(
+        "SELECT * FROM cron_runs WHERE job_id = ? ORDER BY scheduled_for DESC, id DESC LIMIT ?",
+      )
         .all(jobId, limit)
         .map(toRun),
     );

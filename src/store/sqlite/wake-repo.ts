@@ -1,5 +1,5 @@
 /** Wakes in SQLite (see WakeRepo): the per-session checks and the insert in one immediate transaction. */
-import type { Database } from "better-sqlite3";
+import type { Database, Statement } from "better-sqlite3";
 import type { ChatTarget } from "../../channels/types.js";
 import type { Wake, WakeAdd, WakeRepo } from "../repos/wake-repo.js";
 import { guard } from "./errors.js";
@@ -31,6 +31,7 @@ function toWake(r: WakeRow): Wake {
 /** The WakeRepo on one SQLite database. */
 export class SqliteWakeRepo implements WakeRepo {
   readonly #db: Database;
+  readonly #statements = new Map<string, Statement>();
   readonly #path: string;
 
   constructor(db: Database, path: string) {
@@ -38,6 +39,15 @@ export class SqliteWakeRepo implements WakeRepo {
     this.#path = path;
   }
 
+  /** A statement prepared once and reused (the scheduler runs these per due job). */
+  #sql<P extends unknown[] | object = unknown[], R = unknown>(source: string): Statement<P, R> {
+    let statement = this.#statements.get(source);
+    if (!statement) {
+      statement = this.#db.prepare(source);
+      this.#statements.set(source, statement);
+    }
+    return statement as unknown as Statement<P, R>;
+  }
   async add(
     w: { sessionKey: string; dueAt: number; reason: string; target: ChatTarget | null },
     limits: { maxPending: number; minGapMs: number },
@@ -70,10 +80,9 @@ export class SqliteWakeRepo implements WakeRepo {
 
   async list(sessionKey: string): Promise<Wake[]> {
     return guard(this.#path, () =>
-      this.#db
-        .prepare<[string], WakeRow>(
-          "SELECT * FROM wakes WHERE session_key = ? AND state = 'pending' ORDER BY due_at, id",
-        )
+      this.#sql<[string], WakeRow>(
+        "SELECT * FROM wakes WHERE session_key = ? AND state = 'pending' ORDER BY due_at, id",
+      )
         .all(sessionKey)
         .map(toWake),
     );
@@ -83,20 +92,17 @@ export class SqliteWakeRepo implements WakeRepo {
     return guard(
       this.#path,
       () =>
-        this.#db
-          .prepare(
-            "UPDATE wakes SET state = 'cancelled' WHERE id = ? AND session_key = ? AND state = 'pending'",
-          )
-          .run(id, sessionKey).changes > 0,
+        this.#sql(
+          "UPDATE wakes SET state = 'cancelled' WHERE id = ? AND session_key = ? AND state = 'pending'",
+        ).run(id, sessionKey).changes > 0,
     );
   }
 
   async due(now: number, limit: number): Promise<Wake[]> {
     return guard(this.#path, () =>
-      this.#db
-        .prepare<[number, number], WakeRow>(
-          "SELECT * FROM wakes WHERE state = 'pending' AND due_at <= ? ORDER BY due_at, id LIMIT ?",
-        )
+      this.#sql<[number, number], WakeRow>(
+        "SELECT * FROM wakes WHERE state = 'pending' AND due_at <= ? ORDER BY due_at, id LIMIT ?",
+      )
         .all(now, limit)
         .map(toWake),
     );
@@ -104,20 +110,20 @@ export class SqliteWakeRepo implements WakeRepo {
 
   async nextDue(): Promise<number | undefined> {
     return guard(this.#path, () => {
-      const row = this.#db
-        .prepare<[], { at: number | null }>("SELECT MIN(due_at) AS at FROM wakes WHERE state = 'pending'")
-        .get();
+      const row = this.#sql<[], { at: number | null }>(
+        "SELECT MIN(due_at) AS at FROM wakes WHERE state = 'pending'",
+      ).get();
       return row?.at ?? undefined;
     });
   }
 
   async claim(id: number, now: number): Promise<Wake | undefined> {
     return guard(this.#path, () => {
-      const r = this.#db
-        .prepare("UPDATE wakes SET state = 'fired', fired_at = ? WHERE id = ? AND state = 'pending'")
-        .run(now, id);
+      const r = this.#sql(
+        "UPDATE wakes SET state = 'fired', fired_at = ? WHERE id = ? AND state = 'pending'",
+      ).run(now, id);
       if (r.changes === 0) return undefined;
-      const row = this.#db.prepare<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?").get(id);
+      const row = this.#sql<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?").get(id);
       return row ? toWake(row) : undefined;
     });
   }
