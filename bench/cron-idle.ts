@@ -130,26 +130,33 @@ async function assertNothingRan(home: string): Promise<void> {
 interface CpuSample {
   /** Sum of every thread's run time (ns). */
   runNs: number;
+  /** The main thread's run time (ns). */
+  mainNs: number;
   /** utime + stime of the process (clock ticks). */
   ticks: number;
 }
 
 function cpuOf(pid: number): CpuSample {
   let runNs = 0;
+  let mainNs = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      runNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      runNs += ns;
+      if (tid === String(pid)) mainNs = ns; // the JavaScript thread, where the scheduler runs
     } catch {
       // The thread ended between the listing and the read.
     }
   }
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { runNs, ticks: Number(fields[11]) + Number(fields[12]) };
+  return { runNs, mainNs, ticks: Number(fields[11]) + Number(fields[12]) };
 }
 
 interface Idle {
   msPerS: number;
+  /** The main (JavaScript) thread alone: GC helpers and the WAL checkpointer left out. */
+  mainMsPerS: number;
   ticksMsPerS: number;
 }
 
@@ -185,6 +192,7 @@ export const cronIdle: Benchmark = {
           throw new Error(`gateway exited while idle:\n${gw.stderrTail()}`);
         return {
           msPerS: (after.runNs - start.runNs) / 1e6 / seconds,
+          mainMsPerS: (after.mainNs - start.mainNs) / 1e6 / seconds,
           ticksMsPerS: ((after.ticks - start.ticks) * (1000 / TICKS_PER_S)) / seconds,
         };
       }) as [Idle, Idle];
@@ -192,12 +200,13 @@ export const cronIdle: Benchmark = {
         `cron-idle: ${fmt(withJobs.msPerS, 3)} ms/s with ${JOBS} jobs, ${fmt(none.msPerS, 3)} ms/s with none ` +
           `(stat ticks: ${fmt(withJobs.ticksMsPerS, 1)} / ${fmt(none.ticksMsPerS, 1)} ms/s)`,
       );
-      const diff = withJobs.msPerS - none.msPerS;
+      // Judged on the main thread: the GC helper threads' idle work swings by ±2 ms/s between runs.
+      const diff = withJobs.mainMsPerS - none.mainMsPerS;
       await assertNothingRan(homes[0] as string);
       return [
         {
           benchmark: `Idle CPU of the built daemon, ${JOBS.toLocaleString("en-US")} jobs configured, none due (ms CPU per s; ${WINDOW_MS / 1000} s)`,
-          figure: `${fmt(withJobs.msPerS, 2)} ms/s (0 jobs, same window: ${fmt(none.msPerS, 2)} ms/s; difference ${diff >= 0 ? "+" : ""}${fmt(diff, 2)})`,
+          figure: `${fmt(withJobs.msPerS, 2)} ms/s, main thread ${fmt(withJobs.mainMsPerS, 2)} (0 jobs, same window: ${fmt(none.msPerS, 2)}, main ${fmt(none.mainMsPerS, 2)}; main-thread difference ${diff >= 0 ? "+" : ""}${fmt(diff, 2)})`,
           target: "sleeps until the next due time",
           met: diff < MAX_EXTRA_MS_PER_S,
           values: {
