@@ -65,6 +65,8 @@ export class CronScheduler {
   #version = -1;
   #ticking: Promise<void> = Promise.resolve();
   readonly #inflight = new Set<Promise<unknown>>();
+  /** Ledger rows the watchdog reported (their turn had not started a minute after the claim). */
+  readonly #waiting = new Set<number>();
 
   constructor(options: CronSchedulerOptions) {
     this.#o = options;
@@ -118,8 +120,28 @@ export class CronScheduler {
       if (job && claimed) await this.#enqueue(job, claimed);
     }
     if (this.#o.runWake) for (const wake of await store.wakes.due(now, 100)) await this.#fireWake(wake, now);
+    await this.#watchdog(now);
     const next = await this.#nextDue();
     this.#schedule(next === undefined ? Number.POSITIVE_INFINITY : next - this.#clock.now());
+  }
+
+  /**
+   * Slots claimed over a minute ago whose turn has not started (the lanes are full, a session is
+   * held elsewhere): logged and counted once each, so a stuck queue is seen before it clears.
+   */
+  async #watchdog(now: number): Promise<void> {
+    for (const run of await this.#o.store.cron.staleRunning(now - MISFIRE_MS)) {
+      if (run.runId !== null || this.#waiting.has(run.id)) continue;
+      this.#waiting.add(run.id);
+      if (this.#waiting.size > 10_000) this.#waiting.clear();
+      const job = await this.#o.store.cron.get(run.jobId);
+      if (!job) continue;
+      this.#o.logger.warn(
+        { job: job.name, slot: run.scheduledFor },
+        "a due run has not started within a minute (watchdog)",
+      );
+      this.#o.onLateStart?.(job, now - run.scheduledFor);
+    }
   }
 
   /** The soonest job slot, retry or wake. */
@@ -204,7 +226,7 @@ export class CronScheduler {
     const { store, logger } = this.#o;
     const startedAt = this.#clock.now();
     const lateMs = startedAt - (run.retryAt ?? run.scheduledFor);
-    if (lateMs > MISFIRE_MS && run.attempts === 1) {
+    if (lateMs > MISFIRE_MS && run.attempts === 1 && !this.#waiting.delete(run.id)) {
       logger.warn({ job: job.name, lateMs }, "scheduled run started over a minute late (watchdog)");
       this.#o.onLateStart?.(job, lateMs);
     }

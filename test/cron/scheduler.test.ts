@@ -214,4 +214,32 @@ describe("CronScheduler", () => {
     await s.idle();
     expect((await store.cron.list()).every((j) => j.nextRunAt === null)).toBe(true);
   });
+
+  it("the watchdog reports a due run that has not started within a minute, once", async () => {
+    await addJob({ every: "1h" });
+    const late: number[] = [];
+    const s = new CronScheduler({
+      store,
+      clock,
+      logger: silentLogger(),
+      lanes: { enqueue: () => ({ id: 1, coalesced: false, done: new Promise(() => {}) }) as never }, // never starts
+      sessionKeyOf: (job) => `agent:main:cron:${job.id}`,
+      runJob: async () => ({ ok: true, tokens: 0 }),
+      onLateStart: (_job, lateMs) => late.push(lateMs),
+    });
+    schedulers.push(s);
+    await s.start();
+    // (Not `advance`: it waits for runs to finish, and this one never starts.)
+    const step = async (ms: number, every: number) => {
+      for (let left = ms; left > 0; left -= every) {
+        await clock.advanceAsync(every);
+        await s.tick();
+      }
+    };
+    await step(60 * MIN, MIN); // due at 60 min: claimed, but its lane never starts it
+    expect(late).toEqual([]);
+    await step(3 * MIN, 5_000);
+    expect(late).toHaveLength(1);
+    expect(late[0]).toBeGreaterThan(MIN);
+  });
 });
