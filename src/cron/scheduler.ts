@@ -31,7 +31,7 @@ export type JobOutcome =
 
 /** Options of {@link CronScheduler}. */
 export interface CronSchedulerOptions {
-  store: Pick<Store, "cron" | "wakes">;
+  store: Pick<Store, "cron" | "wakes" | "runs">;
   lanes: Pick<LaneQueue, "enqueue">;
   /** Runs one attempt of a job's slot inside its lane (the turn), bounded by `job.timeoutMs`. */
   runJob(job: CronJob, run: CronRun, ctx: LaneTaskContext): Promise<JobOutcome>;
@@ -302,6 +302,22 @@ export class CronScheduler {
       const job = await store.cron.get(run.jobId);
       // Another gateway on this store may still be running it: only a run past its timeout is ours to redo.
       if (job && now - (run.startedAt ?? now) < job.timeoutMs && !this.#o.soleProcess) continue;
+      // Its turn was committed before the stop (only the ledger's last write was lost): done.
+      const committed = run.runId ? await store.runs.get(run.runId) : undefined;
+      if (committed) {
+        const ok = committed.outcome === "answered";
+        await store.cron.finish(
+          run.id,
+          {
+            state: ok ? "ok" : "failed",
+            durationMs: committed.durationMs,
+            tokens: committed.usage.inputTokens + committed.usage.outputTokens,
+            ...(ok ? {} : { error: committed.error ?? committed.outcome }),
+          },
+          now,
+        );
+        continue;
+      }
       const retryAt = now;
       await store.cron.finish(
         run.id,

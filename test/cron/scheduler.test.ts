@@ -242,4 +242,24 @@ describe("CronScheduler", () => {
     expect(late).toHaveLength(1);
     expect(late[0]).toBeGreaterThan(MIN);
   });
+
+  it("at start, finishes a run whose turn was committed before the stop instead of running it again", async () => {
+    const job = await addJob({ every: "1h", timeout: "10m" });
+    const run = await store.cron.claimSlot(
+      job.id,
+      job.nextRunAt ?? 0,
+      (job.nextRunAt ?? 0) + 60 * MIN,
+      clock.now(),
+    );
+    await store.cron.started(run?.id ?? 0, "run_committed");
+    // The turn's commit (a cron turn answers no inbox row) landed before the stop.
+    const { commitLeased, turn } = await import("../contract/store/fixtures.js");
+    expect(await commitLeased(store, turn("run_committed", [], { outbox: [] }), clock.now())).toBe(true);
+    clock.advance(11 * MIN);
+    const { s, ran } = scheduler();
+    await s.start();
+    await s.idle();
+    expect(ran).toEqual([]);
+    expect(await store.cron.history(job.id, 5)).toMatchObject([{ state: "ok", attempts: 1 }]);
+  });
 });
