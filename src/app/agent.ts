@@ -17,6 +17,7 @@ import { SystemPrompt } from "../harness/system-prompt.js";
 import { fileTools } from "../harness/tools/file-tools.js";
 import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
 import type { Tool } from "../harness/tools/types.js";
+import { ToolLoopDetector } from "../harness/tool-loop.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
@@ -106,7 +107,7 @@ export function buildAgent(
       historyLimit: agent.historyLimit,
     },
     prompt,
-    hooks: [compactor.hooks()],
+    hooks: [compactor.hooks(), new ToolLoopDetector(agent.toolLoop).hooks()],
     clock: deps.clock,
   });
   return { session, compactor, close: () => memory.close() };

@@ -96,6 +96,20 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       workspace: z.string().min(1).optional(),
       maxTokens: z.number().int().positive().default(4096),
       maxToolCallsPerRun: z.number().int().positive().default(50),
+      /**
+       * Tool-loop detection: the same call with the same result `warnAt` times warns the model,
+       * `stopAt` times ends the run as stalled; two calls alternating unchanged end it at
+       * `pingPongStopAt`; an unknown tool called twice ends it.
+       */
+      toolLoop: section({
+        enabled: z.boolean().default(true),
+        warnAt: z.number().int().min(2).max(100).default(5),
+        stopAt: z.number().int().min(3).max(200).default(10),
+        pingPongStopAt: z.number().int().min(4).max(200).default(10),
+      }).refine((t) => t.stopAt > t.warnAt, {
+        message: "expected stopAt greater than warnAt",
+        path: ["stopAt"],
+      }),
       /** A run with no token and no tool event for this long is aborted. */
       progressTimeoutMs: positiveMs.default(120_000),
       /**

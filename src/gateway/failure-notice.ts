@@ -3,6 +3,7 @@
  */
 import { ProviderError } from "../harness/providers/provider-error.js";
 import { ToolLimitError } from "../harness/run.js";
+import { ToolLoopError } from "../harness/tool-loop.js";
 import { LaneAbortedError } from "./lanes/errors.js";
 
 /** A short, plain-words reason for a failed turn. */
@@ -36,6 +37,12 @@ export function failureNotice(error: unknown, progressTimeoutMs: number): { text
       unknown: `${provider} failed (${truncate(error.message, 120)})`,
     };
     return { text: `⚠️ Sorry, I couldn't answer: ${reasons[error.kind]}.`, kind: error.kind };
+  }
+  if (error instanceof ToolLoopError) {
+    return {
+      text: `⚠️ I stopped: I was going round in circles (${truncate(error.message, 160)}). Ask again, perhaps another way.`,
+      kind: error.kind,
+    };
   }
   if (error instanceof ToolLimitError) {
     return {

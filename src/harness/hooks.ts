@@ -32,6 +32,11 @@ export interface HookTurn {
 export interface ToolOutcome {
   content: string;
   isError: boolean;
+  /**
+   * Set by a hook (loop detection): the result is recorded, then the run ends, failed with this
+   * error, instead of asking the model again.
+   */
+  endRun?: Error;
 }
 
 export interface TurnHooks {

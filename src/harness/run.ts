@@ -8,7 +8,7 @@
  */
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Logger } from "../util/logger.js";
-import type { HookTurn, TurnHooks } from "./hooks.js";
+import type { HookTurn, ToolOutcome, TurnHooks } from "./hooks.js";
 import type { AttemptRecord, ModelCallUsage } from "../store/repos/run-repo.js";
 import type { UsageOrigin } from "../store/repos/usage-repo.js";
 import type { ModelAccess } from "./models/model-router.js";
@@ -285,6 +285,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     for (const call of called) {
       let content: string;
       let isError: boolean;
+      let endRun: Error | undefined;
       if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
       if (toolCalls >= options.maxToolCallsPerRun) {
         limitReached = true;
@@ -296,7 +297,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         // be longer than the tool timeout) does not kill a run for a long but bounded tool.
         lane.progress();
         const blocked = await hooks.beforeToolCall?.(call, turn);
-        let out = blocked
+        let out: ToolOutcome = blocked
           ? { content: `error: not run — ${blocked.block}`, isError: true }
           : await options.tools.execute(call.name, call.argumentsJson, {
               workspaceDir: options.workspaceDir,
@@ -309,10 +310,15 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         if (hooks.afterToolCall) out = await hooks.afterToolCall(call, out, turn);
         content = out.content;
         isError = out.isError;
+        endRun = out.endRun;
       }
       lane.progress();
       await options.append([{ type: "tool_result", toolCallId: call.id, name: call.name, content, isError }]);
       messages.push({ role: "tool", toolCallId: call.id, name: call.name, content, isError });
+      if (endRun) {
+        logger.warn({ tool: call.name, err: endRun.message }, "run ended by a tool-call hook");
+        return result("failed", null, endRun);
+      }
     }
     if (toolCalls >= options.maxToolCallsPerRun) limitReached = true;
 
