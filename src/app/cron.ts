@@ -114,6 +114,8 @@ export async function startCron(config: Config, deps: CronDeps): Promise<CronSch
       ),
     onLateStart: () => deps.metrics.cronLateStarts.inc({}),
     onFailing: async (job, error) => {
+      // A job disabled because its chat is gone gets no notice there.
+      if ((await deps.store.cron.get(job.id))?.enabled === false) return;
       const target = await targetOf(job, deps.store);
       if (!target) return;
       const text = `Scheduled job "${job.name}" keeps failing (${error}); it is marked failing and tries again at its next run. Details: switchyard cron history ${job.name}`;
