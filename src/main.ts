@@ -162,6 +162,7 @@ async function assemble(
     commands: commandList(),
     answers: waiters,
     pairing: store.pairing,
+    lastTaken: (channel, accountId, since) => store.inbox.lastPerChat(channel, accountId, since, 5_000),
     signals: { reconnected: (channel, accountId) => metrics.channelReconnects.inc({ channel, accountId }) },
     clock,
     logger,

@@ -264,6 +264,16 @@ export interface ChannelFactoryContext {
   answers: AnswerSource;
   /** For access policies with pairing. */
   pairing: PairingRepo;
+  /**
+   * The newest message the gateway took from each chat of a channel account since `since`: a
+   * platform that does not redeliver what arrived while the gateway was away (Discord) reads on
+   * from there after a restart. Absent: no catching up.
+   */
+  lastTaken?(
+    channel: ChannelName,
+    accountId: string,
+    since: number,
+  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>>;
   clock: Clock;
   logger: Logger;
 }

@@ -54,6 +54,10 @@ export interface DiscordChannelOptions extends DiscordAccountPlan {
   slashCommands: SlashCommandScope;
   restRequestsPerSecond: number;
   maxRateLimitWaitMs: number;
+  /** How far back a restart reads the chats it talked in (ms); 0: not at all. */
+  catchUpMs?: number;
+  /** The newest message taken from each chat since a time (the inbox's). */
+  lastTaken?(since: number): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>>;
   /** Called when the gateway connection is back after a loss (resumed or re-identified). */
   onReconnected?(): void;
   logger: Logger;
@@ -86,6 +90,7 @@ export class DiscordChannel implements Channel {
   #connecting: Promise<void> | undefined;
   #health: ChannelHealth = { state: "stopped", detail: "not started" };
   #readyOnce = false;
+  #caughtUp = false;
 
   constructor(options: DiscordChannelOptions) {
     this.#o = options;
@@ -210,6 +215,42 @@ export class DiscordChannel implements Channel {
     this.#health = { state: "connected" };
     o.logger.info({ bot: client.user?.tag, guilds: client.guilds.cache.size }, "discord gateway connected");
     await registerCommands(client, o.commands, o.slashCommands, o.logger);
+    if (!this.#caughtUp) {
+      this.#caughtUp = true;
+      this.#catchUp(client).catch((err: unknown) => o.logger.warn({ err }, "discord catch-up failed"));
+    }
+  }
+
+  /**
+   * Discord does not redeliver what was sent while the gateway was away: once per process, the
+   * chats it took messages from within `catchUpMs` are read from the newest message taken on,
+   * and what came since goes through intake like a live message (the inbox drops any it has).
+   */
+  async #catchUp(client: Client): Promise<void> {
+    const o = this.#o;
+    const windowMs = o.catchUpMs ?? 0;
+    if (!o.lastTaken || windowMs <= 0) return;
+    const since = this.#clock.now() - windowMs;
+    let taken = 0;
+    for (const chat of await o.lastTaken(since)) {
+      if (this.#client !== client) return; // stopped meanwhile
+      if (!/^\d+$/.test(chat.platformMessageId)) continue; // a slash command, not a message
+      try {
+        const channel = await client.channels.fetch(chat.threadId ?? chat.chatId);
+        if (!channel?.isTextBased()) continue;
+        const missed = await channel.messages.fetch({ after: chat.platformMessageId, limit: 100 });
+        const ordered = [...missed.values()].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+        for (const message of ordered) {
+          if (message.createdTimestamp < since) continue;
+          await this.#intake.message(message);
+          taken++;
+        }
+      } catch (err) {
+        o.logger.debug({ err: toDiscordFailure(err).description, chatId: chat.chatId }, "chat not caught up");
+      }
+    }
+    if (taken > 0)
+      o.logger.info({ messages: taken }, "discord: caught up with messages sent while the gateway was away");
   }
 
   /** Rejects after `readyTimeoutMs` unless cancelled (the login settled first). */

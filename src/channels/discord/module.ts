@@ -55,6 +55,13 @@ export const discordModule: ChannelModule<typeof settings> = {
           slashCommands,
           restRequestsPerSecond: settings.restRequestsPerSecond,
           maxRateLimitWaitMs: settings.maxRateLimitWaitMs,
+          catchUpMs: settings.catchUpHours * 3_600_000,
+          ...(ctx.lastTaken
+            ? {
+                lastTaken: (since: number) =>
+                  ctx.lastTaken?.("discord", plan.accountId, since) ?? Promise.resolve([]),
+              }
+            : {}),
           onReconnected: () => ctx.signals.reconnected("discord", plan.accountId),
           logger: ctx.logger.child({ name: "channel.discord", account: plan.accountId }),
           clock: ctx.clock,

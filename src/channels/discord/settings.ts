@@ -66,6 +66,11 @@ export const discordSettings = section({
    * REST requests per second for the whole bot (discord.js's global throttle; Discord allows 50).
    */
   restRequestsPerSecond: z.number().int().min(1).max(10_000).default(50),
+  /**
+   * After a restart, messages sent in the chats the bot talked in during this many hours are
+   * read from each channel's history and answered (Discord does not redeliver them); 0: off.
+   */
+  catchUpHours: z.number().min(0).max(168).default(6),
   /** A 429 wait longer than this is not sat out in the library: the outbox retries the send later (ms). */
   maxRateLimitWaitMs: z.number().int().min(0).max(600_000).default(5_000),
 }).refine((s) => !s.enabled || s.token !== undefined || Object.keys(s.accounts).length > 0, {

@@ -127,6 +127,17 @@ export interface InboxRepo {
     limit: number,
     options?: { withThreads?: boolean },
   ): Promise<InboxRecord[]>;
+  /**
+   * The newest message taken from each chat (and thread) of one channel account since `since`,
+   * among its newest `scan` messages: where a platform without redelivery (Discord) resumes
+   * reading after a restart.
+   */
+  lastPerChat(
+    channel: string,
+    accountId: string,
+    since: number,
+    scan: number,
+  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }>>;
 }
 
 /** `rejected` inbox rows by why they were not run (see InboxRepo.countRejected). */

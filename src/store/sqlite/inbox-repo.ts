@@ -63,6 +63,10 @@ interface ClaimLease {
  */
 export class SqliteInboxRepo implements InboxRepo {
   readonly #path: string;
+  readonly #lastPerChat: Statement<
+    [string, string, number, number],
+    { message: string; received_at: number }
+  >;
   readonly #transcript: SqliteTranscriptRepo;
   readonly #leases: SqliteLeaseRepo;
   readonly #receiveTx: Transaction<
@@ -108,6 +112,11 @@ export class SqliteInboxRepo implements InboxRepo {
     this.#path = path;
     this.#transcript = transcript;
     this.#leases = leases;
+    // A range of the unique dedupe key (`<channel>:<account>:…`; ';' follows ':'), newest first.
+    this.#lastPerChat = db.prepare(
+      `SELECT message, received_at FROM inbox
+       WHERE dedupe_key >= ? AND dedupe_key < ? AND received_at >= ? ORDER BY id DESC LIMIT ?`,
+    );
     this.#insert = db.prepare(
       `INSERT INTO inbox (dedupe_key, session_key, message, state, attempts, received_at, updated_at)
        VALUES (@dedupeKey, @sessionKey, @message, @state, 0, @now, @now)
@@ -358,6 +367,34 @@ export class SqliteInboxRepo implements InboxRepo {
     now: number,
   ): void {
     this.#finish.run(state, error, now, id, runId);
+  }
+
+  async lastPerChat(
+    channel: string,
+    accountId: string,
+    since: number,
+    scan: number,
+  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }>> {
+    return guard(this.#path, () => {
+      const prefix = `${channel}:${accountId}:`;
+      const rows = this.#lastPerChat.all(prefix, `${channel}:${accountId};`, since, Math.max(0, scan));
+      const newest = new Map<
+        string,
+        { chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }
+      >();
+      for (const row of rows) {
+        const m = JSON.parse(row.message) as InboundMessage;
+        const key = `${m.chatId}\u0000${m.threadId ?? ""}`;
+        if (newest.has(key)) continue; // rows come newest first
+        newest.set(key, {
+          chatId: m.chatId,
+          ...(m.threadId ? { threadId: m.threadId } : {}),
+          platformMessageId: m.platformMessageId,
+          receivedAt: row.received_at,
+        });
+      }
+      return [...newest.values()];
+    });
   }
 }
 

@@ -2,7 +2,7 @@
  * Discord end to end: the real gateway and discord.js (gateway WebSocket and REST) against the
  * fake Discord server, with the model simulator behind the real Anthropic SDK.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/util/clock.js";
@@ -365,6 +365,36 @@ describe("Discord channel", () => {
     const [dead] = await gw.running.store.outbox.listByState("dead", 5);
     expect(dead?.attempts).toBe(1);
     expect(dead?.lastError).toMatch(/Missing Access: give the bot View Channel and Send Messages/);
+  });
+});
+
+describe("Discord across a restart", () => {
+  it("answers a message sent while the gateway was down (Discord does not redeliver it), once", async () => {
+    const { sim, fake, gw: before } = await setup();
+    sim.script({ text: "first answer" }, { text: "answer to the missed one" });
+    const first = fake.dm({ author: ANN, content: "one" });
+    await botPosts(fake, first.channel_id, 1);
+    const home = before.home;
+    const config = {
+      ...simulatorConfig(sim, "anthropic"),
+      channels: { discord: { token: TOKEN, apiUrl: fake.apiUrl, allowFrom: [ANN.id] } },
+    };
+    await before.running.stop();
+    gw = undefined; // its home is reused below, and removed at the end
+    fake.dm({ author: ANN, content: "two, while you were away" });
+    const second = await startTestGateway(config, { home });
+    try {
+      await botPosts(fake, first.channel_id, 2);
+      expect(fake.botMessages(first.channel_id).map((m) => m.content)).toEqual([
+        "first answer",
+        "answer to the missed one",
+      ]);
+      expect(JSON.stringify(sim.requests[1]?.body)).toContain("two, while you were away");
+      expect(sim.requests).toHaveLength(2);
+    } finally {
+      await second.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

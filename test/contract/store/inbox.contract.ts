@@ -27,6 +27,23 @@ export function inboxContract(ctx: StoreContext): void {
       store = ctx.store;
     });
 
+    it("lastPerChat: the newest message of each chat and thread of one channel account, since a time", async () => {
+      const take = (over: Partial<InboundMessage>, at: number) =>
+        store.inbox.receive(inbound({ channel: "discord", ...over }), "s", at, "received");
+      await take({ chatId: "c1", platformMessageId: "100" }, T0);
+      await take({ chatId: "c1", platformMessageId: "101" }, T0 + 1);
+      await take({ chatId: "c1", threadId: "t1", platformMessageId: "102" }, T0 + 2);
+      await take({ chatId: "c2", platformMessageId: "90" }, T0 - 10_000); // before `since`
+      await take({ chatId: "c3", accountId: "other", platformMessageId: "103" }, T0 + 3);
+      await store.inbox.receive(inbound({ chatId: "c1", platformMessageId: "104" }), "s", T0 + 4, "received"); // telegram
+      const last = await store.inbox.lastPerChat("discord", "default", T0 - 1, 1_000);
+      expect(last.map((l) => [l.chatId, l.threadId, l.platformMessageId]).sort()).toEqual([
+        ["c1", undefined, "101"],
+        ["c1", "t1", "102"],
+      ]);
+      expect(await store.inbox.lastPerChat("discord", "default", T0 - 1, 0)).toEqual([]);
+    });
+
     it("receive commits a message as received", async () => {
       const message = inbound({
         threadId: "th",
