@@ -6,16 +6,15 @@
  * ready (`GET /readyz`), left to settle 2 s, then their CPU time is read over the same 10 s: the
  * sum of every thread's run time in /proc/<pid>/task/<tid>/schedstat (ns), with utime+stime from
  * /proc/<pid>/stat (clock ticks) as a coarse cross-check. The scheduler's 5 s job-version check is
- * part of what is measured. Met when the jobs add under 1 ms/s and none of them ran.
+ * part of what is measured. Met when the jobs add under 1 ms/s to the main (JavaScript) thread
+ * and none of them ran.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseConfig } from "../src/config/load.js";
 import { buildJob } from "../src/cron/jobs.js";
 import { openSqliteStore } from "../src/store/sqlite/open-sqlite-store.js";
-import { assertBuilt, freePort, type GatewayChild, waitReady } from "./gateway-child.js";
+import { type GatewayChild, spawnGateway, waitReady } from "./gateway-child.js";
 import { HttpClient } from "./http-client.js";
 import { fmt, progress, sleep } from "./stats.js";
 import type { Benchmark, BenchRow } from "./types.js";
@@ -26,25 +25,9 @@ const WINDOW_MS = 10_000;
 /** The target is met when the jobs cost less than this over the daemon without them. */
 const MAX_EXTRA_MS_PER_S = 1;
 const TICKS_PER_S = 100; // USER_HZ: Linux reports utime/stime in 1/100 s
-const BIN = join(resolve(import.meta.dirname, ".."), "bin", "switchyard.js");
 
-/** Children still alive and temp folders: cleaned up on exit too (gateway-child's lists do not know them). */
-const live = new Set<ChildProcess>();
-const dirs = new Set<string>();
-process.on("exit", () => {
-  for (const child of live) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-  dirs.delete(dir);
-}
-
-/** A home folder whose database holds `jobs` jobs, none due within a day. */
-async function prepareHome(jobs: number): Promise<string> {
-  const home = mkdtempSync(join(tmpdir(), "sy-bench-home-"));
-  dirs.add(home);
+/** Fills `home`'s database with `jobs` jobs, none due within a day. */
+async function seedJobs(home: string, jobs: number): Promise<void> {
   const store = openSqliteStore({ path: join(home, "switchyard.db") });
   try {
     const now = Date.now();
@@ -64,53 +47,9 @@ async function prepareHome(jobs: number): Promise<string> {
     }
     const stored = (await store.cron.list()).length;
     if (stored !== jobs) throw new Error(`home holds ${stored} jobs, expected ${jobs}`);
-  } catch (err) {
+  } finally {
     await store.close();
-    removeDir(home);
-    throw err;
   }
-  await store.close();
-  return home;
-}
-
-/** Spawns the built daemon on `home` (as spawnGateway does, which always makes a fresh home). */
-async function spawnOn(home: string): Promise<GatewayChild> {
-  assertBuilt();
-  const port = await freePort();
-  const cwd = mkdtempSync(join(tmpdir(), "sy-bench-cwd-"));
-  dirs.add(cwd);
-  const spawnedAtMs = performance.now();
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME };
-  const child = spawn(process.execPath, [BIN, "gateway", "--home", home, "--port", String(port)], {
-    cwd,
-    env,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  live.add(child);
-  let tail = "";
-  child.stderr?.on("data", (d: Buffer) => {
-    tail = (tail + d.toString()).slice(-4096);
-  });
-  const exited = new Promise<void>((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) done();
-    else child.once("exit", () => done());
-  });
-  exited.then(
-    () => live.delete(child),
-    () => {},
-  );
-  return {
-    child,
-    pid: child.pid ?? -1,
-    url: `http://127.0.0.1:${port}`,
-    spawnedAtMs,
-    stderrTail: () => tail,
-    kill: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await Promise.race([exited, sleep(5_000)]);
-      for (const dir of [home, cwd]) removeDir(dir);
-    },
-  };
 }
 
 /** The jobs are all still there, and none has a run in its ledger (none fell due). */
@@ -165,19 +104,10 @@ export const cronIdle: Benchmark = {
   id: "cron-idle",
   async run(): Promise<BenchRow[]> {
     const gateways: GatewayChild[] = [];
-    const homes: string[] = [];
     const client = new HttpClient({ maxSockets: 2, timeoutMs: 1_000 });
     try {
-      for (const jobs of [JOBS, 0]) {
-        const home = await prepareHome(jobs);
-        homes.push(home);
-        try {
-          gateways.push(await spawnOn(home));
-        } catch (err) {
-          removeDir(home);
-          throw err;
-        }
-      }
+      for (const jobs of [JOBS, 0])
+        gateways.push(await spawnGateway({ prepareHome: (home) => seedJobs(home, jobs) }));
       for (const gw of gateways) await waitReady(gw, client);
       client.close(); // no open sockets in the daemons while they idle
       await sleep(SETTLE_MS);
@@ -202,7 +132,7 @@ export const cronIdle: Benchmark = {
       );
       // Judged on the main thread: the GC helper threads' idle work swings by ±2 ms/s between runs.
       const diff = withJobs.mainMsPerS - none.mainMsPerS;
-      await assertNothingRan(homes[0] as string);
+      await assertNothingRan((gateways[0] as GatewayChild).home);
       return [
         {
           benchmark: `Idle CPU of the built daemon, ${JOBS.toLocaleString("en-US")} jobs configured, none due (ms CPU per s; ${WINDOW_MS / 1000} s)`,

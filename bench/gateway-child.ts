@@ -26,6 +26,8 @@ export interface GatewayChild {
   child: ChildProcess;
   pid: number;
   url: string;
+  /** Its home folder (removed by `kill`). */
+  home: string;
   /** When `spawn()` was called (performance.now()). */
   spawnedAtMs: number;
   /** The last 4 KB of stderr, for error messages. */
@@ -64,6 +66,8 @@ export interface SpawnGatewayOptions {
    * is ignored. Default false.
    */
   viaNpmStart?: boolean;
+  /** Fills the fresh home before the spawn (e.g. a database with jobs). */
+  prepareHome?(home: string): Promise<void>;
 }
 
 /** Spawns the built gateway on a free port with a fresh home; returns at once (not yet ready). */
@@ -73,6 +77,7 @@ export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<G
   const home = mkdtempSync(join(tmpdir(), "sy-bench-home-"));
   const cwd = mkdtempSync(join(tmpdir(), "sy-bench-cwd-"));
   tempDirs.add(home).add(cwd);
+  await options.prepareHome?.(home);
   if (options.configYaml !== undefined) writeFileSync(join(cwd, "switchyard.yaml"), options.configYaml);
   const spawnedAtMs = performance.now();
   // Only PATH and HOME: no model API key, so the built-in simulator answers.
@@ -103,6 +108,7 @@ export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<G
     child,
     pid: child.pid ?? -1,
     url: `http://127.0.0.1:${port}`,
+    home,
     spawnedAtMs,
     stderrTail: () => tail,
     kill: async () => {

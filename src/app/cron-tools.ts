@@ -125,5 +125,5 @@ export function cronTools(o: CronToolsOptions): Tool[] {
       return { content: `removed "${job.name}"` };
     },
   };
-  return [add as unknown as Tool, list, remove as unknown as Tool];
+  return [add, list, remove];
 }

@@ -15,7 +15,7 @@ import type { GatewayEvents } from "../gateway/events.js";
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { LaneTaskContext } from "../gateway/lanes/types.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
-import { sessionKeyFor } from "../gateway/session-key.js";
+import { groupSessionKey } from "../gateway/session-key.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
 import { replyRows } from "../gateway/replies.js";
 import { scheduledTurn } from "../gateway/turn-sources.js";
@@ -100,7 +100,7 @@ export async function startCron(config: Config, deps: CronDeps): Promise<CronSch
     clock: deps.clock,
     logger: log,
     sessionKeyOf: (job) => sessionKeyOf(job, agentId, deps.store),
-    runJob: (job, run, ctx) => runJob(job, run.id, ctx, deps, agentId, log),
+    runJob: (job, run, ctx, sessionKey) => runJob(job, run.id, ctx, sessionKey, deps, log),
     runWake: (wake, ctx) =>
       deps.turns.run(
         wake.sessionKey,
@@ -141,32 +141,16 @@ async function sessionKeyOf(job: CronJob, agentId: string, store: Store): Promis
   if (job.sessionMode === "isolated") return own;
   const target = await targetOf(job, store);
   if (!target) return own;
-  return (
-    (await store.sessions.keyForTarget(target)) ??
-    sessionKeyFor(
-      {
-        ...target,
-        senderId: target.chatId,
-        senderName: "",
-        isDirect: false,
-        mentionsBot: false,
-        text: "",
-        attachments: [],
-        platformMessageId: "",
-        receivedAt: 0,
-      },
-      agentId,
-      "per-channel-peer",
-    )
-  );
+  // A chat that addressed the agent has a session of its own; any other chat is a group's.
+  return (await store.sessions.keyForTarget(target)) ?? groupSessionKey(agentId, target);
 }
 
 async function runJob(
   job: CronJob,
   ledgerId: number,
   ctx: LaneTaskContext,
+  sessionKey: string,
   deps: CronDeps,
-  agentId: string,
   log: Logger,
 ): Promise<JobOutcome> {
   const { store, clock } = deps;
@@ -180,19 +164,10 @@ async function runJob(
     return { ok: false, transient: false, error: "disabled: its chat refused the last 3 answers" };
   const target = await targetOf(job, store);
   if (target && !deps.channels.channelFor(target)) {
-    const failures = job.deliveryFailures + 1;
     const reason = `delivery target ${target.channel}:${target.accountId}:${target.chatId} is not available`;
-    await store.cron.update(
-      job.id,
-      failures >= MAX_DELIVERY_FAILURES
-        ? { deliveryFailures: failures, enabled: false, disabledReason: reason, nextRunAt: null }
-        : { deliveryFailures: failures },
-      clock.now(),
-    );
-    if (failures >= MAX_DELIVERY_FAILURES) log.error({ job: job.name, reason }, "job disabled");
+    await deliveryFailed(job, reason, deps, log);
     return { ok: false, transient: false, error: reason };
   }
-  const sessionKey = await sessionKeyOf(job, agentId, store);
   if (job.sessionMode === "isolated" && (await store.sessions.get(sessionKey)))
     await store.sessions.reset(sessionKey, newId("ses"), clock.now()); // fresh each run
   const timeout = new AbortController();
@@ -285,15 +260,20 @@ async function deliveryGone(job: CronJob, deps: CronDeps, log: Logger): Promise<
   }
   if (!dead) return false;
   await store.cron.setReceipt(previous.id, `undelivered: ${dead.lastError ?? "refused"}`);
+  const reason = `its chat refused the answer ${job.deliveryFailures + 1} times (${dead.lastError ?? "refused"})`;
+  return deliveryFailed(job, reason, deps, log);
+}
+
+/** Counts a failed delivery; the 3rd in a row disables the job with `reason`. True when it did. */
+async function deliveryFailed(job: CronJob, reason: string, deps: CronDeps, log: Logger): Promise<boolean> {
   const failures = job.deliveryFailures + 1;
-  const reason = `its chat refused the answer ${failures} times (${dead.lastError ?? "refused"})`;
   const disable = failures >= MAX_DELIVERY_FAILURES;
-  await store.cron.update(
+  await deps.store.cron.update(
     job.id,
     disable
       ? { deliveryFailures: failures, enabled: false, disabledReason: reason, nextRunAt: null }
       : { deliveryFailures: failures },
-    clock.now(),
+    deps.clock.now(),
   );
   if (disable) log.error({ job: job.name, reason }, "job disabled");
   return disable;

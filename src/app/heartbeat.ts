@@ -5,7 +5,7 @@
  * scheduler's state: failing jobs and the next runs.
  */
 import { z } from "zod";
-import { describeSchedule } from "../cron/jobs.js";
+import { defaultTimezone, describeSchedule } from "../cron/jobs.js";
 import { wallTime } from "../cron/schedule.js";
 import type { Tool } from "../harness/tools/types.js";
 import { TtlCache } from "../util/ttl-cache.js";
@@ -90,7 +90,7 @@ export function withinHours(
   hours: { start: string; end: string },
   tz: string | undefined,
 ): boolean {
-  const w = wallTime(now, tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC");
+  const w = wallTime(now, defaultTimezone(tz));
   const m = w.hour * 60 + w.minute;
   const at = (t: string) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5));
   const [start, end] = [at(hours.start), at(hours.end)];

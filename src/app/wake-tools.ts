@@ -5,6 +5,7 @@
  * in the future, not within a minute of another of the session's wakes, at most 20 waiting.
  */
 import { z } from "zod";
+import type { ChatTarget } from "../channels/types.js";
 import { ScheduleError, resolveAt } from "../cron/schedule.js";
 import { ToolError } from "../harness/tools/tool-error.js";
 import type { Tool } from "../harness/tools/types.js";
@@ -46,9 +47,13 @@ export function wakeTools(o: WakeToolsOptions): Tool[] {
         if (err instanceof ScheduleError) throw new ToolError("invalid_arguments", err.message);
         throw err;
       }
-      const target = ctx.replyTarget ?? (await o.store.sessions.get(ctx.sessionKey))?.lastTarget ?? null;
+      // The turn's chat came from a ChatTarget (the gateway restates it for tools).
+      const target =
+        (ctx.replyTarget as ChatTarget | undefined) ??
+        (await o.store.sessions.get(ctx.sessionKey))?.lastTarget ??
+        null;
       const added = await o.store.wakes.add(
-        { sessionKey: ctx.sessionKey, dueAt, reason: args.why, target: target as never },
+        { sessionKey: ctx.sessionKey, dueAt, reason: args.why, target },
         WAKE_LIMITS,
         now,
       );
@@ -89,5 +94,5 @@ export function wakeTools(o: WakeToolsOptions): Tool[] {
       return { content: `wake #${args.id} cancelled` };
     },
   };
-  return [schedule as unknown as Tool, list, cancel as unknown as Tool];
+  return [schedule, list, cancel];
 }

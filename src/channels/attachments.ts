@@ -13,7 +13,8 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type Clock, systemClock } from "../util/clock.js";
 import { formatBytes } from "../util/format-bytes.js";
-import type { Attachment } from "./types.js";
+import type { Logger } from "../util/logger.js";
+import type { Attachment, InboundMessage } from "./types.js";
 
 /** A download went past the size cap; nothing was kept. */
 export class AttachmentTooLargeError extends Error {
@@ -169,4 +170,42 @@ export function fileKind(mimetype: string | undefined): Attachment["kind"] {
   if (mimetype.startsWith("video/")) return "video";
   if (mimetype.startsWith("text/") || mimetype.startsWith("application/")) return "document";
   return "other";
+}
+
+/**
+ * The message with its files saved, for a sender the gateway admits (a stranger's files, or
+ * those of an unaddressed group message, never reach disk), one file after another; a file that
+ * cannot be saved becomes a one-line note in the text. Every platform's intake goes through it.
+ */
+export async function saveAttachments<F>(
+  base: InboundMessage,
+  files: readonly F[],
+  o: {
+    /** The sink's side-effect-free admission check; absent: admitted. */
+    admits: ((message: InboundMessage) => Promise<boolean>) | undefined;
+    save(file: F): Promise<Attachment | string>;
+    /** Log fields naming a file. */
+    describe(file: F): Record<string, unknown>;
+    logger: Logger;
+  },
+): Promise<InboundMessage> {
+  if (files.length === 0) return base;
+  if ((await o.admits?.(base)) === false) {
+    o.logger.info(
+      { chatId: base.chatId, files: files.length },
+      "attachments not downloaded: the sender is not admitted",
+    );
+    return base;
+  }
+  const attachments: Attachment[] = [...base.attachments];
+  const notes: string[] = [];
+  for (const file of files) {
+    const saved = await o.save(file);
+    if (typeof saved === "string") {
+      o.logger.warn({ chatId: base.chatId, ...o.describe(file), note: saved }, "attachment not saved");
+      notes.push(saved);
+    } else attachments.push(saved);
+  }
+  const text = [base.text, ...notes].filter((t) => t.length > 0).join("\n");
+  return { ...base, text, attachments };
 }

@@ -34,7 +34,7 @@ export interface CronSchedulerOptions {
   store: Pick<Store, "cron" | "wakes" | "runs">;
   lanes: Pick<LaneQueue, "enqueue">;
   /** Runs one attempt of a job's slot inside its lane (the turn), bounded by `job.timeoutMs`. */
-  runJob(job: CronJob, run: CronRun, ctx: LaneTaskContext): Promise<JobOutcome>;
+  runJob(job: CronJob, run: CronRun, ctx: LaneTaskContext, sessionKey: string): Promise<JobOutcome>;
   /** Runs a wake the agent queued (its session, its reason as the prompt); absent: wakes wait. */
   runWake?(wake: Wake, ctx: LaneTaskContext): Promise<void>;
   /** The session a job's runs go to. */
@@ -43,11 +43,6 @@ export interface CronSchedulerOptions {
   clock?: Clock;
   /** How often the job version is checked for changes from another process (default 5 s). */
   reloadMs?: number;
-  /**
-   * True when no other gateway shares the store (the runtime file says so): an attempt left
-   * `running` at start is then certainly interrupted and is redone at once, not after its timeout.
-   */
-  soleProcess?: boolean;
   /** A job has just been marked failing (its retries are spent): tell its owner, once. */
   onFailing?(job: CronJob, error: string): Promise<void>;
   /** A slot that started this late after its time is logged and counted. */
@@ -164,11 +159,14 @@ export class CronScheduler {
       coalesceKey: `wake:${claimed.id}`,
       run: (ctx) => run(claimed, ctx),
     });
-    const done = handle.done.catch((err: unknown) =>
-      this.#o.logger.warn({ err, wake: claimed.id }, "wake did not finish"),
-    );
-    this.#inflight.add(done);
-    void done.finally(() => this.#inflight.delete(done));
+    this.#track(handle.done, { wake: claimed.id }, "wake did not finish");
+  }
+
+  /** Keeps an enqueued task's end for `idle()`; a failure is logged, never left unhandled. */
+  #track(done: Promise<unknown>, fields: Record<string, unknown>, failed: string): void {
+    const settled = done.catch((err: unknown) => this.#o.logger.warn({ err, ...fields }, failed));
+    this.#inflight.add(settled);
+    void settled.finally(() => this.#inflight.delete(settled));
   }
 
   /** Claims the slot a due job is at (or, after downtime, the one slot for all it missed). */
@@ -208,21 +206,18 @@ export class CronScheduler {
   }
 
   async #enqueue(job: CronJob, run: CronRun): Promise<void> {
+    const sessionKey = await this.#o.sessionKeyOf(job);
     const handle = this.#o.lanes.enqueue({
-      sessionKey: await this.#o.sessionKeyOf(job),
+      sessionKey,
       priority: "background",
       origin: "cron",
       coalesceKey: `cron:${job.id}:${run.id}`,
-      run: (ctx) => this.#attempt(job, run, ctx),
+      run: (ctx) => this.#attempt(job, run, ctx, sessionKey),
     });
-    const done = handle.done.catch((err: unknown) =>
-      this.#o.logger.warn({ err, job: job.name }, "scheduled run did not finish"),
-    );
-    this.#inflight.add(done);
-    void done.finally(() => this.#inflight.delete(done));
+    this.#track(handle.done, { job: job.name }, "scheduled run did not finish");
   }
 
-  async #attempt(job: CronJob, run: CronRun, ctx: LaneTaskContext): Promise<void> {
+  async #attempt(job: CronJob, run: CronRun, ctx: LaneTaskContext, sessionKey: string): Promise<void> {
     const { store, logger } = this.#o;
     const startedAt = this.#clock.now();
     const lateMs = startedAt - (run.retryAt ?? run.scheduledFor);
@@ -232,7 +227,7 @@ export class CronScheduler {
     }
     let outcome: JobOutcome;
     try {
-      outcome = await this.#o.runJob(job, run, ctx);
+      outcome = await this.#o.runJob(job, run, ctx, sessionKey);
     } catch (err) {
       outcome = { ok: false, error: err instanceof Error ? err.message : String(err), transient: true };
     }
@@ -301,7 +296,7 @@ export class CronScheduler {
     for (const run of await store.cron.staleRunning(now)) {
       const job = await store.cron.get(run.jobId);
       // Another gateway on this store may still be running it: only a run past its timeout is ours to redo.
-      if (job && now - (run.startedAt ?? now) < job.timeoutMs && !this.#o.soleProcess) continue;
+      if (job && now - (run.startedAt ?? now) < job.timeoutMs) continue;
       // Its turn was committed before the stop (only the ledger's last write was lost): done.
       const committed = run.runId ? await store.runs.get(run.runId) : undefined;
       if (committed) {

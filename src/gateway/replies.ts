@@ -37,7 +37,9 @@ export function replyRows(
   const chunks = channel?.prepare
     ? channel.prepare(text)
     : row.kind === "reply"
-      ? chunkText(text, channel?.limits.maxMessageChars ?? 4000)
+      ? chunkText(text, channel?.limits.maxMessageChars ?? 4000, {
+          ...(channel?.limits.maxLines ? { maxLines: channel.limits.maxLines } : {}),
+        })
       : [text];
   return chunks.map((chunk, seq) => ({
     target,

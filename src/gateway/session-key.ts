@@ -28,8 +28,16 @@ export function sessionKeyFor(message: InboundMessage, agentId: string, dmScope:
         return `${base}:${message.channel}:dm:${peer}`;
     }
   }
-  const group = `${base}:${message.channel}:${clean(message.accountId)}:group:${clean(message.chatId)}`;
-  return message.threadId ? `${group}:thread:${clean(message.threadId)}` : group;
+  return groupSessionKey(agentId, message);
+}
+
+/** The session of a group chat (or one of its threads), per bot account. */
+export function groupSessionKey(
+  agentId: string,
+  chat: { channel: string; accountId: string; chatId: string; threadId?: string | undefined },
+): string {
+  const group = `agent:${agentId}:${chat.channel}:${clean(chat.accountId)}:group:${clean(chat.chatId)}`;
+  return chat.threadId ? `${group}:thread:${clean(chat.threadId)}` : group;
 }
 
 /** Key segments may not contain ':' (it separates segments) or whitespace. */

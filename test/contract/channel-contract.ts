@@ -300,7 +300,9 @@ export function runChannelContract(
         const maxLines = channel.limits.maxLines ?? Number.POSITIVE_INFINITY;
         const { markdown, shortCode } = longReply(max, maxLines);
         // What the turn runner stores in the outbox for this channel.
-        const chunks = channel.prepare ? channel.prepare(markdown) : chunkText(markdown, max);
+        const chunks = channel.prepare
+          ? channel.prepare(markdown)
+          : chunkText(markdown, max, channel.limits.maxLines ? { maxLines: channel.limits.maxLines } : {});
         expect(chunks.length).toBeGreaterThan(2);
         const read = chunks.map((c) => platform.read(c));
         for (const [i, r] of read.entries()) {

@@ -208,4 +208,59 @@ describe("scheduled work over Telegram", () => {
       (await gw.running.store.cron.history(goneJob.id, 10)).map((r) => r.receipt?.startsWith("undelivered")),
     ).toContain(true);
   });
+
+  it("a job in session: main runs in its chat's own session and sees that conversation", async () => {
+    const clock = new ManualClock(Date.now());
+    const { sim, tg, gw } = await setup(clock);
+    sim.script({ text: "Noted: teal." }, { text: "Your colour of the day: teal." });
+    tg.pushMessage(TOKEN, {
+      chat: { id: ANN.id, type: "private" },
+      from: ANN,
+      text: "my favourite colour is teal",
+    });
+    await until(() => texts(tg).length === 1, "the answer");
+    const { buildJob } = await import("../../src/cron/jobs.js");
+    const { spec, nextRunAt } = buildJob(
+      {
+        name: "colour",
+        at: "in 1m",
+        message: "Tell Ann her colour of the day",
+        session: "main",
+        deliver: `telegram:default:${ANN.id}`,
+      },
+      {
+        agentId: "main",
+        source: "cli",
+        now: clock.now(),
+        defaultTz: "UTC",
+        channels: new Set(["telegram:default"]),
+      },
+    );
+    await gw.running.store.cron.add(spec, nextRunAt, clock.now());
+    void gw.running.cron?.tick();
+    await untilAdvancing(clock, () => texts(tg).length === 2, "the job's answer");
+    expect(JSON.stringify(sim.requests[1]?.body)).toContain("my favourite colour is teal");
+    const [run] = await gw.running.store.runs.recent(1);
+    expect(run).toMatchObject({ trigger: "cron", sessionKey: `agent:main:telegram:dm:${ANN.id}` });
+  });
+
+  it("an isolated job starts each run in a fresh session", async () => {
+    const clock = new ManualClock(Date.now());
+    const { sim, gw } = await setup(clock);
+    sim.script({ text: "first run's answer" }, { text: "second run's answer" });
+    const { buildJob } = await import("../../src/cron/jobs.js");
+    const { spec, nextRunAt } = buildJob(
+      { name: "digest", every: "1h", message: "Make the digest", deliver: "none" },
+      { agentId: "main", source: "cli", now: clock.now(), defaultTz: "UTC", channels: new Set() },
+    );
+    const job = await gw.running.store.cron.add(spec, nextRunAt, clock.now());
+    void gw.running.cron?.tick();
+    await untilAdvancing(clock, () => (sim?.requests.length ?? 0) === 2, "two runs");
+    expect(JSON.stringify(sim.requests[1]?.body)).not.toContain("first run's answer");
+    await until(
+      async () =>
+        (await gw.running.store.cron.history(job.id, 5)).filter((r) => r.state === "ok").length === 2,
+      "both ok",
+    );
+  });
 });

@@ -8,10 +8,16 @@
 import type { ChatInputCommandInteraction, Message } from "discord.js";
 import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
-import { attachmentDir, downloadAttachment, fileKind, safeFileName } from "../attachments.js";
+import {
+  attachmentDir,
+  downloadAttachment,
+  fileKind,
+  safeFileName,
+  saveAttachments,
+} from "../attachments.js";
 import { commandAnswer } from "../command-answer.js";
 import { SinkUnavailableError } from "../errors.js";
-import type { AcceptResult, Attachment, InboundMessage, InboundSink } from "../types.js";
+import type { AcceptResult, InboundMessage, InboundSink } from "../types.js";
 import { type DiscordMessageView, mapDiscordMessage } from "./inbound.js";
 
 /** Ephemeral: only the person who ran the command sees the answer. */
@@ -85,14 +91,13 @@ export class DiscordIntake {
       platformMessageId: message.id,
       receivedAt: o.clock.now(),
     };
-    // The replied-to text is for the model: read only for a message that will reach it.
-    const replyToText =
-      message.reference && (mapped.mentionsBot || (await sink.admits?.(base)) !== false)
-        ? await this.#repliedText(message)
-        : undefined;
+    // One side-effect-free access check decides what only a message that will reach the model
+    // deserves: its replied-to text (a fetch) and its attachments (on disk).
+    const files = message.attachments.size > 0;
+    const admitted = message.reference || files ? (await sink.admits?.(base)) !== false : false;
+    const replyToText = admitted && message.reference ? await this.#repliedText(message) : undefined;
     if (replyToText) base.replyToText = replyToText;
-    const withFiles = message.attachments.size > 0 ? await this.#withFiles(base, message, sink) : base;
-    await sink.accept(withFiles);
+    await sink.accept(files ? await this.#withFiles(base, message, admitted) : base);
   }
 
   /** The text of the message this one replies to: from the cache, else fetched (best effort). */
@@ -110,46 +115,35 @@ export class DiscordIntake {
     }
   }
 
-  async #withFiles(base: InboundMessage, message: Message, sink: InboundSink): Promise<InboundMessage> {
+  async #withFiles(base: InboundMessage, message: Message, admitted: boolean): Promise<InboundMessage> {
     const o = this.#o;
-    // Files of a sender who will not reach the agent (unknown, not addressed) never reach disk.
-    if ((await sink.admits?.(base)) === false) {
-      o.logger.info(
-        { chatId: base.chatId, files: message.attachments.size },
-        "attachments not downloaded: the sender is not admitted",
-      );
-      return base;
-    }
-    const attachments: Attachment[] = [];
-    const notes: string[] = [];
     const signal = o.life() ?? AbortSignal.abort();
-    for (const file of message.attachments.values()) {
-      const saved = await downloadAttachment(
-        {
-          name: file.name,
-          kind: fileKind(file.contentType ?? undefined),
-          mimeType: file.contentType ?? undefined,
-          sizeBytes: file.size,
-          workspaceDir: o.workspaceDir,
-          relDir: attachmentDir("discord", base.chatId, base.threadId),
-          fileName: `${message.id}-${safeFileName(file.name)}`,
-          maxBytes: o.mediaMaxBytes,
-          timeoutMs: o.downloadTimeoutMs,
-          limitSetting: "channels.discord.mediaMaxMb",
-          clock: o.clock,
-          // Attachment URLs are signed CDN links: no token is sent with them.
-          open: (both) => fetch(file.url, { signal: both }),
-        },
-        signal,
-      );
-      if (typeof saved === "string") {
-        o.logger.warn({ chatId: base.chatId, file: file.name, note: saved }, "attachment not saved");
-        notes.push(saved);
-      } else attachments.push(saved);
-    }
+    const withFiles = await saveAttachments(base, [...message.attachments.values()], {
+      admits: async () => admitted,
+      logger: o.logger,
+      describe: (file) => ({ file: file.name }),
+      save: (file) =>
+        downloadAttachment(
+          {
+            name: file.name,
+            kind: fileKind(file.contentType ?? undefined),
+            mimeType: file.contentType ?? undefined,
+            sizeBytes: file.size,
+            workspaceDir: o.workspaceDir,
+            relDir: attachmentDir("discord", base.chatId, base.threadId),
+            fileName: `${message.id}-${safeFileName(file.name)}`,
+            maxBytes: o.mediaMaxBytes,
+            timeoutMs: o.downloadTimeoutMs,
+            limitSetting: "channels.discord.mediaMaxMb",
+            clock: o.clock,
+            // Attachment URLs are signed CDN links: no token is sent with them.
+            open: (both) => fetch(file.url, { signal: both }),
+          },
+          signal,
+        ),
+    });
     if (signal.aborted) throw new SinkUnavailableError("the Discord channel stopped mid-download");
-    const text = [base.text, ...notes].filter((t) => t.length > 0).join("\n");
-    return { ...base, text, attachments };
+    return withFiles;
   }
 
   /**

@@ -12,8 +12,9 @@ import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import { TtlCache } from "../../util/ttl-cache.js";
 import { SinkUnavailableError } from "../errors.js";
+import { saveAttachments } from "../attachments.js";
 import { commandAnswer } from "../command-answer.js";
-import type { AcceptResult, Attachment, InboundMessage, InboundSink } from "../types.js";
+import type { AcceptResult, InboundMessage, InboundSink } from "../types.js";
 import type { SlackDirectory } from "./directory.js";
 import { downloadSlackFile } from "./download.js";
 import { isDmChannel, mapSlackEvent, type SlackIdentity, type SlackMessageEvent } from "./inbound.js";
@@ -142,38 +143,27 @@ export class SlackIntake {
     sink: InboundSink,
   ): Promise<InboundMessage> {
     const o = this.#o;
-    // Files of a sender who will not reach the agent (unknown, not addressed) never reach disk.
-    if ((await sink.admits?.(base)) === false) {
-      o.logger.info(
-        { chatId: mapped.chatId, files: mapped.files.length },
-        "attachments not downloaded: the sender is not admitted",
-      );
-      return base;
-    }
-    const attachments: Attachment[] = [];
-    const notes: string[] = [];
     const signal = o.life() ?? AbortSignal.abort();
-    for (const file of mapped.files) {
-      const saved = await downloadSlackFile(
-        file,
-        { chatId: mapped.chatId, threadId: mapped.threadId, ts: mapped.ts },
-        {
-          botToken: o.botToken,
-          workspaceDir: o.workspaceDir,
-          maxBytes: o.mediaMaxBytes,
-          timeoutMs: o.downloadTimeoutMs,
-          clock: o.clock,
-        },
-        signal,
-      );
-      if (typeof saved === "string") {
-        o.logger.warn({ chatId: mapped.chatId, fileId: file.id, note: saved }, "attachment not saved");
-        notes.push(saved);
-      } else attachments.push(saved);
-    }
+    const message = await saveAttachments(base, mapped.files, {
+      admits: sink.admits?.bind(sink),
+      logger: o.logger,
+      describe: (file) => ({ fileId: file.id }),
+      save: (file) =>
+        downloadSlackFile(
+          file,
+          { chatId: mapped.chatId, threadId: mapped.threadId, ts: mapped.ts },
+          {
+            botToken: o.botToken,
+            workspaceDir: o.workspaceDir,
+            maxBytes: o.mediaMaxBytes,
+            timeoutMs: o.downloadTimeoutMs,
+            clock: o.clock,
+          },
+          signal,
+        ),
+    });
     if (signal.aborted) throw new SinkUnavailableError("the Slack channel stopped mid-download");
-    const text = [base.text, ...notes].filter((t) => t.length > 0).join("\n");
-    return { ...base, text, attachments };
+    return message;
   }
 
   /**

@@ -10,8 +10,9 @@ import type { Bot } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { backoffDelayMs } from "../../util/backoff.js";
 import type { Clock } from "../../util/clock.js";
+import { saveAttachments } from "../attachments.js";
 import { SinkUnavailableError } from "../errors.js";
-import type { Attachment, InboundMessage, InboundSink } from "../types.js";
+import type { InboundMessage, InboundSink } from "../types.js";
 import { downloadTelegramFile } from "./download.js";
 import { type AddressingRules, mapUpdate } from "./inbound.js";
 import type { TelegramChannelOptions } from "./telegram-channel.js";
@@ -164,8 +165,6 @@ export class TelegramIntake {
       this.#o.logger.info({ updateId: update.update_id, why: mapped.why }, "telegram update ignored");
       return null;
     }
-    const notes: string[] = [];
-    const attachments: Attachment[] = [];
     const base: InboundMessage = {
       channel: "telegram",
       accountId: this.#o.accountId,
@@ -176,45 +175,31 @@ export class TelegramIntake {
       isDirect: mapped.isDirect,
       mentionsBot: mapped.mentionsBot,
       text: mapped.text,
-      attachments,
+      attachments: [],
       platformMessageId: `${mapped.chatId}:${mapped.message.message_id}`,
       ...(mapped.replyToText ? { replyToText: mapped.replyToText } : {}),
       receivedAt: this.#o.clock.now(),
     };
-    // Files of a sender who will not reach the agent (unknown, not addressed) never reach disk.
-    const files =
-      mapped.files.length > 0 && (await this.#o.sink()?.admits?.(base)) === false ? [] : mapped.files;
-    if (files.length < mapped.files.length) {
-      this.#o.logger.info(
-        { updateId: update.update_id, chatId: mapped.chatId, files: mapped.files.length },
-        "attachments not downloaded: the sender is not admitted",
-      );
-    }
-    for (const file of files) {
-      const saved = await downloadTelegramFile(
-        file,
-        { chatId: mapped.chatId, threadId: mapped.threadId, messageId: mapped.message.message_id },
-        {
-          api: bot.api,
-          apiRoot: this.#o.apiRoot,
-          token: this.#o.token,
-          workspaceDir: this.#o.workspaceDir,
-          maxBytes: this.#o.mediaMaxBytes,
-          timeoutMs: this.#o.downloadTimeoutMs ?? 30_000,
-          limitSetting: "channels.telegram.mediaMaxMb",
-          clock: this.#o.clock,
-        },
-        signal,
-      );
-      if (typeof saved === "string") {
-        this.#o.logger.warn(
-          { updateId: update.update_id, chatId: mapped.chatId, fileId: file.fileId, note: saved },
-          "attachment not saved",
-        );
-        notes.push(saved);
-      } else attachments.push(saved);
-    }
-    const text = [mapped.text, ...notes].filter((t) => t.length > 0).join("\n");
-    return { ...base, text };
+    return saveAttachments(base, mapped.files, {
+      admits: this.#o.sink()?.admits?.bind(this.#o.sink()),
+      logger: this.#o.logger,
+      describe: (file) => ({ updateId: update.update_id, fileId: file.fileId }),
+      save: (file) =>
+        downloadTelegramFile(
+          file,
+          { chatId: mapped.chatId, threadId: mapped.threadId, messageId: mapped.message.message_id },
+          {
+            api: bot.api,
+            apiRoot: this.#o.apiRoot,
+            token: this.#o.token,
+            workspaceDir: this.#o.workspaceDir,
+            maxBytes: this.#o.mediaMaxBytes,
+            timeoutMs: this.#o.downloadTimeoutMs ?? 30_000,
+            limitSetting: "channels.telegram.mediaMaxMb",
+            clock: this.#o.clock,
+          },
+          signal,
+        ),
+    });
   }
 }

@@ -9,11 +9,12 @@ import type { AttemptEnd, CronJob, CronRepo, CronRun, JobSpec } from "../repos/c
 import { type JobRow, type RunRow, JOB_COLUMNS, stored, toJob, toRun } from "./cron-rows.js";
 import { StoreError } from "../store-error.js";
 import { guard } from "./errors.js";
+import { type StatementCache, statementCache } from "./statements.js";
 
 /** The CronRepo on one SQLite database. */
 export class SqliteCronRepo implements CronRepo {
   readonly #db: Database;
-  readonly #statements = new Map<string, Statement>();
+  readonly #sql: StatementCache;
   readonly #path: string;
   readonly #insertJob: Statement<Record<string, unknown>>;
   readonly #byId: Statement<[number], JobRow>;
@@ -31,6 +32,7 @@ export class SqliteCronRepo implements CronRepo {
 
   constructor(db: Database, path: string) {
     this.#db = db;
+    this.#sql = statementCache(db);
     this.#path = path;
     this.#insertJob = db.prepare(
       `INSERT INTO cron_jobs (agent_id, name, source, schedule, prompt, session_mode, deliver, catch_up,
@@ -84,15 +86,6 @@ export class SqliteCronRepo implements CronRepo {
     return guard(this.#path, () => this.#db.transaction(step).immediate());
   }
 
-  /** A statement prepared once and reused (the scheduler runs these per due job). */
-  #sql<P extends unknown[] | object = unknown[], R = unknown>(source: string): Statement<P, R> {
-    let statement = this.#statements.get(source);
-    if (!statement) {
-      statement = this.#db.prepare(source);
-      this.#statements.set(source, statement);
-    }
-    return statement as unknown as Statement<P, R>;
-  }
   async add(spec: JobSpec, nextRunAt: number | null, now: number): Promise<CronJob> {
     return this.#write(() => {
       if (this.#byName.get(spec.agentId, spec.name))
@@ -168,9 +161,7 @@ export class SqliteCronRepo implements CronRepo {
     return guard(this.#path, () =>
       (agentId === undefined
         ? this.#sql<[], JobRow>("SELECT * FROM cron_jobs ORDER BY id").all()
-        : this.#db
-            .prepare<[string], JobRow>("SELECT * FROM cron_jobs WHERE agent_id = ? ORDER BY id")
-            .all(agentId)
+        : this.#sql<[string], JobRow>("SELECT * FROM cron_jobs WHERE agent_id = ? ORDER BY id").all(agentId)
       ).map(toJob),
     );
   }

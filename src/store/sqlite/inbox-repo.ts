@@ -8,26 +8,14 @@ import type { InboxRecord, InboxRepo, InboxState, RejectedCounts } from "../repo
 import type { SessionFence } from "../repos/lease-repo.js";
 import { COMMAND_REASON_PREFIX, NOT_MENTIONED } from "../reasons.js";
 import { guard } from "./errors.js";
+import { type InboxRow, dedupeKeyRange, inboxDedupeKey, toInboxRecord } from "./inbox-rows.js";
+
+export { inboxDedupeKey } from "./inbox-rows.js";
 import type { SqliteLeaseRepo } from "./lease-repo.js";
 import type { SqliteTranscriptRepo } from "./transcript-repo.js";
 
 /** The replied-to text kept in a user event: enough to know what is meant. */
 const REPLY_TO_MAX_CHARS = 1_000;
-
-interface InboxRow {
-  id: number;
-  dedupe_key: string;
-  session_key: string;
-  message: string;
-  state: InboxState;
-  attempts: number;
-  run_id: string | null;
-  owner: string | null;
-  lease_until: number | null;
-  error: string | null;
-  received_at: number;
-  updated_at: number;
-}
 
 type Received = { record: InboxRecord; duplicate: boolean };
 
@@ -39,15 +27,6 @@ const INBOX_STATES: readonly InboxState[] = [
   "failed",
   "rejected",
 ];
-
-/**
- * The dedupe key of an inbound message: `${channel}:${accountId}:${chatId}:${platformMessageId}`.
- * Every field that scopes a platform message id is in it: ids are unique only per chat on most
- * platforms, and an HTTP client's own ids only per sender (the chat of an HTTP message).
- */
-export function inboxDedupeKey(message: InboundMessage): string {
-  return `${message.channel}:${message.accountId}:${message.chatId}:${message.platformMessageId}`;
-}
 
 /** A claim's owner and lease, as written on the rows it takes. */
 interface ClaimLease {
@@ -63,10 +42,7 @@ interface ClaimLease {
  */
 export class SqliteInboxRepo implements InboxRepo {
   readonly #path: string;
-  readonly #lastPerChat: Statement<
-    [string, string, number, number],
-    { message: string; received_at: number }
-  >;
+  readonly #lastPerChat: Statement<[string, string, number, number], { message: string }>;
   readonly #transcript: SqliteTranscriptRepo;
   readonly #leases: SqliteLeaseRepo;
   readonly #receiveTx: Transaction<
@@ -112,9 +88,9 @@ export class SqliteInboxRepo implements InboxRepo {
     this.#path = path;
     this.#transcript = transcript;
     this.#leases = leases;
-    // A range of the unique dedupe key (`<channel>:<account>:…`; ';' follows ':'), newest first.
+    // A range of the unique dedupe key (dedupeKeyRange), newest first.
     this.#lastPerChat = db.prepare(
-      `SELECT message, received_at FROM inbox
+      `SELECT message FROM inbox
        WHERE dedupe_key >= ? AND dedupe_key < ? AND received_at >= ? ORDER BY id DESC LIMIT ?`,
     );
     this.#insert = db.prepare(
@@ -374,14 +350,11 @@ export class SqliteInboxRepo implements InboxRepo {
     accountId: string,
     since: number,
     scan: number,
-  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }>> {
+  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>> {
     return guard(this.#path, () => {
-      const prefix = `${channel}:${accountId}:`;
-      const rows = this.#lastPerChat.all(prefix, `${channel}:${accountId};`, since, Math.max(0, scan));
-      const newest = new Map<
-        string,
-        { chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }
-      >();
+      const [from, to] = dedupeKeyRange(channel, accountId);
+      const rows = this.#lastPerChat.all(from, to, since, Math.max(0, scan));
+      const newest = new Map<string, { chatId: string; threadId?: string; platformMessageId: string }>();
       for (const row of rows) {
         const m = JSON.parse(row.message) as InboundMessage;
         const key = `${m.chatId}\u0000${m.threadId ?? ""}`;
@@ -390,27 +363,9 @@ export class SqliteInboxRepo implements InboxRepo {
           chatId: m.chatId,
           ...(m.threadId ? { threadId: m.threadId } : {}),
           platformMessageId: m.platformMessageId,
-          receivedAt: row.received_at,
         });
       }
       return [...newest.values()];
     });
   }
-}
-
-function toInboxRecord(row: InboxRow): InboxRecord {
-  return {
-    id: row.id,
-    dedupeKey: row.dedupe_key,
-    sessionKey: row.session_key,
-    message: JSON.parse(row.message) as InboundMessage,
-    state: row.state,
-    attempts: row.attempts,
-    runId: row.run_id,
-    owner: row.owner,
-    leaseUntil: row.lease_until,
-    error: row.error,
-    receivedAt: row.received_at,
-    updatedAt: row.updated_at,
-  };
 }

@@ -73,11 +73,19 @@ export class SqliteSessionRepo implements SessionRepo {
   readonly #byKey: Statement<[string], SessionRow>;
   readonly #count: Statement<[], { n: number }>;
   readonly #latestTarget: Statement<[], { last_target: string }>;
+  readonly #keyForTarget: Statement<[string, string, string, string], { session_key: string }>;
   readonly #setTarget: Statement<[string, number, string]>;
   readonly #setModel: Statement<[string | null, number, string]>;
   readonly #list: Statement<[number], SummaryRow>;
 
   constructor(db: Database, path: string) {
+    this.#keyForTarget = db.prepare(
+      `SELECT session_key FROM sessions
+       WHERE json_extract(last_target, '$.channel') = ? AND json_extract(last_target, '$.accountId') = ?
+         AND json_extract(last_target, '$.chatId') = ?
+         AND coalesce(json_extract(last_target, '$.threadId'), '') = ?
+       ORDER BY updated_at DESC LIMIT 1`,
+    );
     this.#db = db;
     this.#path = path;
     this.#ensure = db.prepare(
@@ -110,15 +118,12 @@ export class SqliteSessionRepo implements SessionRepo {
 
   async keyForTarget(target: ChatTarget): Promise<string | undefined> {
     return guard(this.#path, () => {
-      const row = this.#db
-        .prepare<[string, string, string, string], { session_key: string }>(
-          `SELECT session_key FROM sessions
-           WHERE json_extract(last_target, '$.channel') = ? AND json_extract(last_target, '$.accountId') = ?
-             AND json_extract(last_target, '$.chatId') = ?
-             AND coalesce(json_extract(last_target, '$.threadId'), '') = ?
-           ORDER BY updated_at DESC LIMIT 1`,
-        )
-        .get(target.channel, target.accountId, target.chatId, target.threadId ?? "");
+      const row = this.#keyForTarget.get(
+        target.channel,
+        target.accountId,
+        target.chatId,
+        target.threadId ?? "",
+      );
       return row?.session_key;
     });
   }

@@ -1,8 +1,9 @@
 /** Wakes in SQLite (see WakeRepo): the per-session checks and the insert in one immediate transaction. */
-import type { Database, Statement } from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import type { ChatTarget } from "../../channels/types.js";
 import type { Wake, WakeAdd, WakeRepo } from "../repos/wake-repo.js";
 import { guard } from "./errors.js";
+import { type StatementCache, statementCache } from "./statements.js";
 
 interface WakeRow {
   id: number;
@@ -31,23 +32,15 @@ function toWake(r: WakeRow): Wake {
 /** The WakeRepo on one SQLite database. */
 export class SqliteWakeRepo implements WakeRepo {
   readonly #db: Database;
-  readonly #statements = new Map<string, Statement>();
+  readonly #sql: StatementCache;
   readonly #path: string;
 
   constructor(db: Database, path: string) {
     this.#db = db;
+    this.#sql = statementCache(db);
     this.#path = path;
   }
 
-  /** A statement prepared once and reused (the scheduler runs these per due job). */
-  #sql<P extends unknown[] | object = unknown[], R = unknown>(source: string): Statement<P, R> {
-    let statement = this.#statements.get(source);
-    if (!statement) {
-      statement = this.#db.prepare(source);
-      this.#statements.set(source, statement);
-    }
-    return statement as unknown as Statement<P, R>;
-  }
   async add(
     w: { sessionKey: string; dueAt: number; reason: string; target: ChatTarget | null },
     limits: { maxPending: number; minGapMs: number },
@@ -56,22 +49,18 @@ export class SqliteWakeRepo implements WakeRepo {
     return guard(this.#path, () =>
       this.#db
         .transaction((): WakeAdd => {
-          const pending = this.#db
-            .prepare<[string], WakeRow>(
-              "SELECT * FROM wakes WHERE session_key = ? AND state = 'pending' ORDER BY due_at",
-            )
-            .all(w.sessionKey);
+          const pending = this.#sql<[string], WakeRow>(
+            "SELECT * FROM wakes WHERE session_key = ? AND state = 'pending' ORDER BY due_at",
+          ).all(w.sessionKey);
           if (pending.length >= limits.maxPending) return { status: "too_many", pending: pending.length };
           const close = pending.find((p) => Math.abs(p.due_at - w.dueAt) < limits.minGapMs);
           if (close) return { status: "too_close", other: toWake(close) };
-          const r = this.#db
-            .prepare(
-              "INSERT INTO wakes (session_key, due_at, reason, target, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)",
-            )
-            .run(w.sessionKey, w.dueAt, w.reason, w.target ? JSON.stringify(w.target) : null, now);
-          const row = this.#db
-            .prepare<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?")
-            .get(Number(r.lastInsertRowid));
+          const r = this.#sql(
+            "INSERT INTO wakes (session_key, due_at, reason, target, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)",
+          ).run(w.sessionKey, w.dueAt, w.reason, w.target ? JSON.stringify(w.target) : null, now);
+          const row = this.#sql<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?").get(
+            Number(r.lastInsertRowid),
+          );
           return { status: "created", wake: toWake(row as WakeRow) };
         })
         .immediate(),
