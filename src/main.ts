@@ -6,6 +6,7 @@ import { buildAgent } from "./app/agent.js";
 import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
 import { gatewayCronTools, startCron } from "./app/cron.js";
+import { Assignments } from "./app/assignments.js";
 import { HeartbeatAcks, heartbeatTools, startHeartbeat } from "./app/heartbeat.js";
 import { buildModelRouter } from "./app/models.js";
 import { openState } from "./app/state.js";
@@ -78,6 +79,8 @@ async function assemble(
   const channels = new ChannelDirectory();
   let cron: CronScheduler | undefined;
   const acks = new HeartbeatAcks(clock);
+  const [poke, abort] = [() => void cron?.tick(), (key: string) => lanes.abortRunning(key, "user_stop")];
+  const tasks = new Assignments(config, { store, workspaceDir, channels, clock, logger, poke, abort, usage });
   const agent = buildAgent(config, {
     store,
     router: models,
@@ -89,9 +92,9 @@ async function assemble(
       ...gatewayCronTools(config, { store, channels, clock }, () => cron),
       ...heartbeatTools(acks, `agent:${config.agent.id}:heartbeat`),
     ],
+    assignments: tasks,
   });
   onOpened("memory index", () => agent.close());
-  const { session } = agent;
 
   const events = new GatewayEvents((err, event) =>
     logger.error({ err, event: event.type }, "a gateway event listener failed"),
@@ -128,7 +131,7 @@ async function assemble(
   });
   const turns = new TurnRunner({
     store,
-    session,
+    session: agent.session,
     router: models,
     channelFor: channels.channelFor,
     events,
@@ -138,6 +141,7 @@ async function assemble(
     logger: logger.child({ name: "harness.run" }),
     metrics,
   });
+  tasks.attach(turns, events);
   const intake = new IntakeSwitch();
   const scheduler = new TurnScheduler({
     lanes,
@@ -182,7 +186,9 @@ async function assemble(
       simulated: models.simulated,
       models,
       usage,
+      tasks: tasks.commands(),
     },
+    questions: tasks,
     events,
     isAccepting: () => intake.on,
     clock,
@@ -241,8 +247,9 @@ async function assemble(
   gateway.open();
   leases.start();
   onOpened("session leases", () => leases.stop());
-  const heartbeat = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger, usage, acks });
-  cron = await startCron(config, { store, lanes, turns, channels, metrics, clock, logger, usage, events });
+  const background = { store, lanes, turns, clock, logger, usage };
+  const heartbeat = startHeartbeat(config, { ...background, workspaceDir, acks });
+  cron = await startCron(config, { ...background, channels, metrics, events, assignments: tasks });
   logger.info(
     {
       url: server.url,

@@ -17,6 +17,7 @@ import { SystemPrompt } from "../harness/system-prompt.js";
 import { fileTools } from "../harness/tools/file-tools.js";
 import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
 import type { Tool } from "../harness/tools/types.js";
+import type { TurnHooks } from "../harness/hooks.js";
 import { ToolLoopDetector } from "../harness/tool-loop.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -31,6 +32,16 @@ export interface AgentSetup {
   logger: Logger;
   /** More tools offered to the model (the scheduler's). */
   tools?: readonly Tool[];
+  /**
+   * Assignments: the tools every turn gets (task_start, learn), those only their runs get, their
+   * hooks, and where their runs' registry goes.
+   */
+  assignments?: {
+    chatTools(): Tool[];
+    runTools(): Tool[];
+    hooks(humanTools: ReadonlySet<string>): TurnHooks;
+    useRegistry(registry: ToolRegistry): void;
+  };
 }
 
 /** The agent session, its compactor (for `/compact`), and what to close on stop. */
@@ -67,7 +78,19 @@ export function buildAgent(
     if (tool.name === "memory_write") memoryOnly.register(tool);
   }
   tools.register(skillTool(deps.workspaceDir));
-  for (const tool of deps.tools ?? []) tools.register(tool);
+  for (const tool of [...(deps.tools ?? []), ...(deps.assignments?.chatTools() ?? [])]) tools.register(tool);
+  // An assignment's runs get every tool plus theirs (work items, work_complete, ask_owner, …).
+  const runTools = deps.assignments?.runTools() ?? [];
+  const humanTools = new Set(runTools.filter((t) => t.requiresHuman).map((t) => t.name));
+  if (deps.assignments) {
+    const runRegistry = new ToolRegistry({
+      timeoutMs: agent.toolTimeoutMs,
+      maxResultChars: Math.min(64_000, maxResultCharsFor(primaryWindow)),
+      outputDir: path.join(deps.workspaceDir, ".agent-output"),
+    });
+    for (const tool of [...tools.list(), ...runTools]) runRegistry.register(tool);
+    deps.assignments.useRegistry(runRegistry);
+  }
   const compactor = new Compactor({
     router: deps.router,
     load: (sessionKey, sessionId) => deps.store.transcript.tail(sessionKey, sessionId, agent.historyLimit),
@@ -107,7 +130,11 @@ export function buildAgent(
       historyLimit: agent.historyLimit,
     },
     prompt,
-    hooks: [compactor.hooks(), new ToolLoopDetector(agent.toolLoop).hooks()],
+    hooks: [
+      compactor.hooks(),
+      new ToolLoopDetector(agent.toolLoop).hooks(),
+      ...(deps.assignments ? [deps.assignments.hooks(humanTools)] : []),
+    ],
     clock: deps.clock,
   });
   return { session, compactor, close: () => memory.close() };

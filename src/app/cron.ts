@@ -21,6 +21,7 @@ import { replyRows } from "../gateway/replies.js";
 import { scheduledTurn } from "../gateway/turn-sources.js";
 import type { ChatTarget } from "../channels/types.js";
 import type { CronJob } from "../store/repos/cron-repo.js";
+import type { Wake } from "../store/repos/wake-repo.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { ConfigError } from "../util/config-error.js";
@@ -43,6 +44,13 @@ export interface CronDeps {
   usage?: { backgroundPaused(): boolean };
   /** Told when the scheduler writes outbox rows itself (a failing job's notice), so they go now. */
   events?: Pick<GatewayEvents, "emit">;
+  /** Runs the wakes of assignments' sessions (their runs); other wakes run as plain turns. */
+  assignments?: {
+    owns(wake: Wake): boolean;
+    runWake(wake: Wake, ctx: LaneTaskContext): Promise<void>;
+    /** After a start: open assignments whose wake a crash took get one. */
+    recover(): Promise<void>;
+  };
 }
 
 /** Upserts the config file's jobs and removes config jobs it no longer has. Throws ConfigError. */
@@ -102,16 +110,18 @@ export async function startCron(config: Config, deps: CronDeps): Promise<CronSch
     sessionKeyOf: (job) => sessionKeyOf(job, agentId, deps.store),
     runJob: (job, run, ctx, sessionKey) => runJob(job, run.id, ctx, sessionKey, deps, log),
     runWake: (wake, ctx) =>
-      deps.turns.run(
-        wake.sessionKey,
-        scheduledTurn({
-          trigger: "wake",
-          text: `Wake-up you scheduled (not a message from the person): ${wake.reason}`,
-          target: wake.target,
-          inChat: true,
-        }),
-        ctx,
-      ),
+      deps.assignments?.owns(wake)
+        ? deps.assignments.runWake(wake, ctx)
+        : deps.turns.run(
+            wake.sessionKey,
+            scheduledTurn({
+              trigger: "wake",
+              text: `Wake-up you scheduled (not a message from the person): ${wake.reason}`,
+              target: wake.target,
+              inChat: true,
+            }),
+            ctx,
+          ),
     onLateStart: () => deps.metrics.cronLateStarts.inc({}),
     onFailing: async (job, error) => {
       // A job disabled because its chat is gone gets no notice there.
@@ -124,6 +134,7 @@ export async function startCron(config: Config, deps: CronDeps): Promise<CronSch
       deps.events?.emit({ type: "replies_committed" });
     },
   });
+  await deps.assignments?.recover();
   await scheduler.start();
   return scheduler;
 }

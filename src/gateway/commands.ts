@@ -3,6 +3,7 @@
  * model, and are answered directly.
  */
 
+import type { ChatTarget } from "../channels/types.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import { newId } from "../util/ids.js";
@@ -23,7 +24,15 @@ export interface CommandUsage {
   readonly limits: SpendCaps;
 }
 
-export type ChatCommand = "new" | "stop" | "status" | "model" | "compact" | "help";
+export type ChatCommand = "new" | "stop" | "status" | "model" | "compact" | "task" | "tasks" | "help";
+
+/** `/task` and `/tasks` (multi-day assignments); each returns the reply. */
+export interface TaskCommands {
+  /** `/task <args>` (a goal, or `cancel <id>`) from `chat`. */
+  task(args: string, chat: ChatTarget | undefined): Promise<string>;
+  /** `/tasks`. */
+  list(): Promise<string>;
+}
 
 const COMMANDS: Record<ChatCommand, string> = {
   new: "start a fresh session (the old transcript is kept, but no longer sent to the model)",
@@ -31,6 +40,8 @@ const COMMANDS: Record<ChatCommand, string> = {
   status: "show this session, the queue, the model in use and today's spend",
   model: "show the model chain; /model <provider/model> uses that model only here, /model default goes back",
   compact: "compact this conversation now (older turns become a summary; nothing is deleted)",
+  task: "/task <goal> starts a multi-day assignment that reports here; /task cancel <id> stops one",
+  tasks: "list the assignments in progress",
   help: "list these commands",
 };
 
@@ -66,6 +77,8 @@ export interface CommandContext {
   usage?: CommandUsage;
   /** `/compact`: the session's next turn compacts first. */
   compact?(sessionKey: string): void;
+  /** `/task`, `/tasks`. */
+  tasks?: TaskCommands;
 }
 
 /** Runs a chat command for a session and returns the answer to send. */
@@ -74,6 +87,7 @@ export async function runCommand(
   sessionKey: string,
   ctx: CommandContext,
   text = "",
+  chat?: ChatTarget,
 ): Promise<string> {
   const { store, clock, lanes } = ctx;
   switch (command) {
@@ -104,6 +118,10 @@ export async function runCommand(
       if (!ctx.compact) return "Compaction is not available here.";
       ctx.compact(sessionKey);
       return "This conversation will be compacted at the start of its next turn: older turns become a summary (the full transcript is kept).";
+    case "task":
+      return ctx.tasks ? ctx.tasks.task(argumentOf(text), chat) : "Assignments are not available here.";
+    case "tasks":
+      return ctx.tasks ? ctx.tasks.list() : "Assignments are not available here.";
     case "help":
       return helpText();
   }

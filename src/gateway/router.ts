@@ -5,6 +5,7 @@
  * channel without a policy admits no one.
  */
 import type {
+  ChatTarget,
   AcceptResult,
   AccessPolicy,
   ChannelName,
@@ -45,6 +46,14 @@ export interface RouterOptions {
   scheduler: TurnScheduler;
   channels: ChannelDirectory;
   commands: CommandContext;
+  /**
+   * Questions assignments wait on: the owner's next message in that chat is the answer
+   * (`answer` returns the reply to send, or undefined when nothing was waiting after all).
+   */
+  questions?: {
+    waiting(target: ChatTarget): Promise<boolean>;
+    answer(target: ChatTarget, text: string): Promise<string | undefined>;
+  };
   events: GatewayEvents;
   /** False while shutting down: messages are refused uncommitted, so platforms redeliver them. */
   isAccepting(): boolean;
@@ -114,7 +123,10 @@ export class Router implements InboundSink {
     }
     // A message the policy admits without side effects, and no command, is committed straight
     // into the queue: one step. Anything else is committed `received`, then routed.
-    const admitted = parseCommand(message.text) === undefined && (await this.admits(message));
+    const admitted =
+      parseCommand(message.text) === undefined &&
+      !(await this.#o.questions?.waiting(chatTargetOf(message))) &&
+      (await this.admits(message));
     const { record, duplicate } = await store.inbox.receive(
       message,
       sessionKey,
@@ -181,11 +193,24 @@ export class Router implements InboundSink {
     }
     const command = parseCommand(message.text);
     if (command) {
-      const reply = await runCommand(command, sessionKey, this.#o.commands, message.text);
+      const reply = await runCommand(
+        command,
+        sessionKey,
+        this.#o.commands,
+        message.text,
+        chatTargetOf(message),
+      );
       await this.#rejectWithReply(record, `${COMMAND_REASON_PREFIX}${command}`, reply);
       metrics.inbound.inc({ channel: message.channel, verdict: "command" });
       this.#o.events.emit({ type: "message_rejected", inboxId: record.id, replies: [reply] });
       return { status: "command", reply, sessionKey };
+    }
+    const answered = await this.#o.questions?.answer(chatTargetOf(message), message.text);
+    if (answered) {
+      await this.#rejectWithReply(record, "answered an assignment's question", answered);
+      metrics.inbound.inc({ channel: message.channel, verdict: "command" });
+      this.#o.events.emit({ type: "message_rejected", inboxId: record.id, replies: [answered] });
+      return { status: "command", reply: answered, sessionKey };
     }
     await store.inbox.markQueued(record.id, clock.now());
     return this.#queued(record, schedule);

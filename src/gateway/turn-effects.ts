@@ -122,7 +122,7 @@ export function runRecordOf(
     model: answeredBy.model,
     startedAt: t.startedAt,
     durationMs: t.now - t.startedAt,
-    outcome: t.result.outcome === "answered" ? "answered" : "failed",
+    outcome: t.result.outcome === "answered" || t.result.outcome === "yielded" ? t.result.outcome : "failed",
     usage: t.result.usage,
     toolCalls: t.result.toolCalls,
     modelCalls: t.result.modelCalls,

@@ -106,13 +106,10 @@ export class TurnRunner {
     const { target } = turn;
     const channel = target ? o.channelFor(target) : undefined;
     const startedAt = o.clock.now();
+    const typing = { clock: o.clock, logger: o.logger, signal: lane.signal };
     const stopTyping =
       turn.interactive && target
-        ? keepTyping(
-            channel,
-            { ...target, ...(turn.replyTo ? { replyTo: turn.replyTo } : {}) },
-            { clock: o.clock, logger: o.logger, signal: lane.signal },
-          )
+        ? keepTyping(channel, { ...target, replyTo: turn.replyTo }, typing)
         : () => {};
     try {
       const result = await this.#runSafely(
@@ -150,6 +147,8 @@ export class TurnRunner {
         text = turn.deliver(final.text);
         if (text === null) log.info("nothing to deliver for this turn's answer");
         commit = { ...base, inboxState: "answered", events: [final] };
+      } else if (result.outcome === "yielded") {
+        [text, commit] = [null, { ...base, inboxState: "answered", events: [] }]; // ended on purpose, no answer
       } else {
         const notice = failureNotice(result.error, o.progressTimeoutMs);
         if (result.error instanceof LaneAbortedError && result.error.reason === "user_stop")
@@ -228,6 +227,7 @@ export class TurnRunner {
         ...(target ? { replyTarget: target } : {}),
         lease,
         inputs: turn.inputs,
+        ...(turn.tools ? { tools: turn.tools } : {}),
         lane,
         log,
         ...(turn.steer

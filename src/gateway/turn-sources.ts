@@ -11,6 +11,7 @@ import type { SessionFence } from "../store/repos/lease-repo.js";
 import type { RunTrigger } from "../store/repos/run-repo.js";
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Store } from "../store/types.js";
+import type { ToolRegistry } from "../harness/tools/registry.js";
 import { chatTargetOf } from "./replies.js";
 
 /** A turn's work, claimed and ready to run. */
@@ -43,6 +44,8 @@ export interface PreparedTurn {
   chat: ChatContext;
   /** The text of the final answer that is delivered; null: deliver nothing. */
   deliver(answer: string): string | null;
+  /** Tools offered this turn instead of the session's (an assignment's run adds its own). */
+  tools?: ToolRegistry;
 }
 
 /** The session a turn runs in, as the runner has claimed it. */

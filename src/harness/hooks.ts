@@ -61,6 +61,12 @@ export interface TurnHooks {
   /** After a tool ran (or was refused): may replace its outcome. */
   afterToolCall?(call: ToolCall, outcome: ToolOutcome, turn: HookTurn): Promise<ToolOutcome>;
   /**
+   * Before each model call (`modelCalls` made so far in the run): return a reason to end the
+   * run here, without an answer (outcome `yielded`): a bound reached, the work finished, a
+   * question to a person pending. Undefined goes on.
+   */
+  yieldBefore?(turn: HookTurn, modelCalls: number): string | undefined;
+  /**
    * The model answered without calling a tool: return `{ continueWith }` to send it that text
    * and go on instead of stopping (bounded by the turn's limits), or undefined to stop.
    */
@@ -104,6 +110,13 @@ export function composeHooks(sets: readonly TurnHooks[]): TurnHooks {
       let out = outcome;
       for (const h of sets) if (h.afterToolCall) out = await h.afterToolCall(call, out, turn);
       return out;
+    },
+    yieldBefore(turn, modelCalls) {
+      for (const h of sets) {
+        const reason = h.yieldBefore?.(turn, modelCalls);
+        if (reason !== undefined) return reason;
+      }
+      return undefined;
     },
     async beforeStop(answer, turn) {
       for (const h of sets) {

@@ -19,8 +19,12 @@ import { ZERO_USAGE, addUsage } from "./providers/usage.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ReplyTarget } from "./tools/types.js";
 
-/** How a run ended. */
-export type AgentRunOutcome = "answered" | "failed" | "aborted";
+/**
+ * How a run ended. `yielded`: a hook ended it on purpose before a final answer (an
+ * assignment's run reached its bound, finished its work, or waits for a person); there is no
+ * answer to deliver and nothing failed.
+ */
+export type AgentRunOutcome = "answered" | "failed" | "aborted" | "yielded";
 
 /** The slice of the lane context a run needs. */
 export interface RunLaneContext {
@@ -84,6 +88,8 @@ export interface AgentRunResult {
   error: ProviderError | Error | null;
   /** Every model-call attempt, in order (the last one made the answer or the failure). */
   attempts: ModelAttempt[];
+  /** Why the run yielded (outcome `yielded`). */
+  yieldReason?: string;
   /** Usage per model call that reported it, priced. */
   calls: ModelCallUsage[];
 }
@@ -125,6 +131,11 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
 
   for (;;) {
     if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
+    const yieldReason = hooks.yieldBefore?.(turn, modelCalls);
+    if (yieldReason !== undefined) {
+      logger.debug({ reason: yieldReason }, "run yielded");
+      return { ...result("yielded", null, null), yieldReason };
+    }
     if (modelCalls > 0 && hooks.beforeModelCall) {
       const smaller = await hooks.beforeModelCall({ system, messages }, turn);
       if (smaller) ({ system, messages } = smaller);

@@ -21,6 +21,7 @@ import type { ChatTarget } from "../channels/types.js";
 import type { AuthProfileRepo } from "./repos/auth-profile-repo.js";
 import type { CronRepo } from "./repos/cron-repo.js";
 import type { WakeRepo } from "./repos/wake-repo.js";
+import type { AssignmentRepo, LearningRepo } from "./repos/assignment-repo.js";
 import type { InboxRepo } from "./repos/inbox-repo.js";
 import type { LeaseRepo, SessionFence } from "./repos/lease-repo.js";
 import type { OutboxInsert, OutboxRepo } from "./repos/outbox-repo.js";
@@ -73,6 +74,10 @@ export interface Store {
   cron: CronRepo;
   /** Wakes the agent queued for its own sessions. */
   wakes: WakeRepo;
+  /** Multi-day assignments and their run log. */
+  assignments: AssignmentRepo;
+  /** Learnings agents reported. */
+  learnings: LearningRepo;
   /** See CommitTurn. */
   commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
   /**

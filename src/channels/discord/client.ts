@@ -73,6 +73,13 @@ export function discordClientOptions(dj: typeof import("discord.js"), o: ClientS
 }
 
 /** Registers the chat commands (best effort: a failure is logged, chat still works). */
+/** The one text option of the slash commands that take an argument, by command. */
+export const SLASH_ARGUMENT: Readonly<Record<string, string>> = { model: "model", task: "goal" };
+const ARGUMENT_HELP: Readonly<Record<string, string>> = {
+  model: "provider/model, or default",
+  task: "the goal, or: cancel <id>",
+};
+
 export async function registerCommands(
   client: Client,
   commands: ReadonlyArray<{ command: string; description: string }>,
@@ -85,9 +92,16 @@ export async function registerCommands(
     name: c.command,
     description: c.description.slice(0, 100),
     type: 1,
-    ...(c.command === "model"
+    ...(SLASH_ARGUMENT[c.command]
       ? {
-          options: [{ type: 3, name: "model", description: "provider/model, or default", required: false }],
+          options: [
+            {
+              type: 3,
+              name: SLASH_ARGUMENT[c.command],
+              description: ARGUMENT_HELP[c.command],
+              required: false,
+            },
+          ],
         }
       : {}),
   }));

@@ -16,6 +16,7 @@ import {
   saveAttachments,
 } from "../attachments.js";
 import { commandAnswer } from "../command-answer.js";
+import { SLASH_ARGUMENT } from "./client.js";
 import { SinkUnavailableError } from "../errors.js";
 import type { AcceptResult, InboundMessage, InboundSink } from "../types.js";
 import { type DiscordMessageView, mapDiscordMessage } from "./inbound.js";
@@ -180,7 +181,7 @@ export class DiscordIntake {
     const isDirect = interaction.guildId === null;
     const inThread = channel !== null && THREAD_TYPES.has(channel.type) && "parentId" in channel;
     const parentId = inThread ? (channel as { parentId: string | null }).parentId : null;
-    const arg = interaction.options.getString("model") ?? "";
+    const arg = interaction.options.getString(SLASH_ARGUMENT[interaction.commandName] ?? "") ?? "";
     const user = interaction.user;
     const message: InboundMessage = {
       channel: "discord",

@@ -9,10 +9,14 @@ import path from "node:path";
 
 /**
  * Writes `content` (UTF-8) to `abs` atomically, keeping the permission bits of the file it
- * replaces (new files get 0600). `abs` should be a real path: renaming over a symlink would
+ * replaces (new files get 0600); flushed to disk before the rename unless `durable` is false. `abs` should be a real path: renaming over a symlink would
  * replace the link, not its target. The temp file is removed when anything fails.
  */
-export async function writeFileAtomic(abs: string, content: string): Promise<void> {
+export async function writeFileAtomic(
+  abs: string,
+  content: string,
+  options: { durable?: boolean } = {},
+): Promise<void> {
   const mode = await stat(abs).then(
     (s) => s.mode & 0o777,
     () => 0o600,
@@ -24,7 +28,8 @@ export async function writeFileAtomic(abs: string, content: string): Promise<voi
     try {
       await handle.chmod(mode); // open's mode passes through the umask
       await handle.writeFile(content, "utf8");
-      await handle.sync();
+      // A mirror of what the database holds may skip the flush (durable: false): old or new, never half.
+      if (options.durable !== false) await handle.sync();
     } finally {
       await handle.close();
     }

@@ -51,6 +51,11 @@ export interface Tool<P extends ToolParameters = ToolParameters> {
   name: string;
   description: string;
   parameters: P;
+  /**
+   * The call needs a person: in an assignment's run, a successful call's result is the question,
+   * sent to the owner; the run pauses, and the owner's answer becomes the call's result.
+   */
+  requiresHuman?: boolean;
   /** Receives the parsed arguments: defaults applied, types as declared. */
   run(args: z.output<P>, ctx: ToolContext): Promise<ToolOutput>;
 }

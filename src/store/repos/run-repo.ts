@@ -2,9 +2,10 @@
 import type { TokenUsage } from "../../harness/providers/types.js";
 
 /** What started a run. */
-export type RunTrigger = "user" | "cron" | "heartbeat" | "wake" | "subagent" | "recovery";
+export type RunTrigger = "user" | "cron" | "heartbeat" | "wake" | "subagent" | "recovery" | "assignment";
 /** How a run ended. */
-export type RunOutcome = "answered" | "failed" | "aborted" | "timeout";
+/** `yielded`: an assignment's run ended on purpose without an answer (see AgentRunOutcome). */
+export type RunOutcome = "answered" | "failed" | "aborted" | "timeout" | "yielded";
 
 /** One model-call attempt of a run: who made it and how it ended. */
 export interface AttemptRecord {

@@ -16,7 +16,7 @@ export interface UsageDay {
 }
 
 /** Who the work was for: a person, or background work (see RunTrigger). */
-export type UsageOrigin = "human" | "heartbeat" | "cron" | "wake" | "subagent" | "recovery";
+export type UsageOrigin = "human" | "heartbeat" | "cron" | "wake" | "subagent" | "recovery" | "assignment";
 
 /** How `summarize` groups calls. */
 export type UsageGrouping = "day" | "session" | "model" | "origin" | "profile";

@@ -4,6 +4,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { StoreError } from "../store-error.js";
+import { ASSIGNMENT_MIGRATIONS } from "./migrations-assignments.js";
 import { SCHEDULER_MIGRATIONS } from "./migrations-scheduler.js";
 
 import type { Migration } from "./migration.js";
@@ -310,6 +311,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   ...SCHEDULER_MIGRATIONS,
+  ...ASSIGNMENT_MIGRATIONS,
 ];
 
 /** The newest schema version this code knows. */

@@ -29,7 +29,7 @@ interface RunRow {
   attempts: string;
 }
 
-const RUN_OUTCOMES: readonly RunOutcome[] = ["answered", "failed", "aborted", "timeout"];
+const RUN_OUTCOMES: readonly RunOutcome[] = ["answered", "failed", "aborted", "timeout", "yielded"];
 
 /**
  * RunRepo over one better-sqlite3 connection; `recent` is newest `startedAt` first. Runs read

@@ -17,6 +17,7 @@ import { SqliteTranscriptRepo } from "./transcript-repo.js";
 import { SqliteCronRepo } from "./cron-repo.js";
 import { SqlitePairingRepo } from "./pairing-repo.js";
 import { SqliteWakeRepo } from "./wake-repo.js";
+import { SqliteAssignmentRepo, SqliteLearningRepo } from "./assignment-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
 
@@ -35,6 +36,8 @@ export class SqliteStore implements Store {
   readonly pairing: SqlitePairingRepo;
   readonly cron: SqliteCronRepo;
   readonly wakes: SqliteWakeRepo;
+  readonly assignments: SqliteAssignmentRepo;
+  readonly learnings: SqliteLearningRepo;
   readonly leases: SqliteLeaseRepo;
   readonly #db: Database;
   readonly #path: string;
@@ -75,6 +78,8 @@ export class SqliteStore implements Store {
     this.pairing = new SqlitePairingRepo(db, path);
     this.cron = new SqliteCronRepo(db, path);
     this.wakes = new SqliteWakeRepo(db, path);
+    this.assignments = new SqliteAssignmentRepo(db, path);
+    this.learnings = new SqliteLearningRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(
       (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => {

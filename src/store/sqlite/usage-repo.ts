@@ -56,6 +56,7 @@ const ORIGIN_OF_TRIGGER = {
   wake: "wake",
   subagent: "subagent",
   recovery: "recovery",
+  assignment: "assignment",
 } as const satisfies Record<RunTrigger, UsageOrigin>;
 
 /** The group key of each grouping, as an SQL expression over usage_calls. */

@@ -45,7 +45,13 @@ export function runsContract(ctx: StoreContext): void {
     }
 
     it("keeps run records, newest first, and counts every outcome", async () => {
-      expect(await store.runs.countByOutcome()).toEqual({ answered: 0, failed: 0, aborted: 0, timeout: 0 });
+      expect(await store.runs.countByOutcome()).toEqual({
+        answered: 0,
+        failed: 0,
+        aborted: 0,
+        timeout: 0,
+        yielded: 0,
+      });
       expect(await store.runs.get("nope")).toBeUndefined();
       await commitRun(runRecord("r1", { startedAt: T0 }));
       await commitRun(
@@ -59,7 +65,13 @@ export function runsContract(ctx: StoreContext): void {
       );
       expect((await store.runs.recent(10)).map((r) => r.runId)).toEqual(["r2", "r3", "r1"]);
       expect((await store.runs.recent(1)).map((r) => r.runId)).toEqual(["r2"]);
-      expect(await store.runs.countByOutcome()).toEqual({ answered: 1, failed: 2, aborted: 0, timeout: 0 });
+      expect(await store.runs.countByOutcome()).toEqual({
+        answered: 1,
+        failed: 2,
+        aborted: 0,
+        timeout: 0,
+        yielded: 0,
+      });
     });
 
     it("adds usage up per UTC day, provider and model, newest day first", async () => {

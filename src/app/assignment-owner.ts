@@ -1,0 +1,143 @@
+/**
+ * An assignment's owner, in the chat it came from: what they are told, through the outbox like
+ * any reply (kind `notice`) — finished work items (at most one message per `reportEveryMinutes`,
+ * batched), a question and its one reminder, one message at the end with the outcome, the
+ * summary and where the outputs are — and their answers (their next message in that chat).
+ */
+import { firstLine, projectDir } from "../harness/assignments/project-files.js";
+import type { ChannelDirectory } from "../gateway/channel-directory.js";
+import type { GatewayEvents } from "../gateway/events.js";
+import { replyRows } from "../gateway/replies.js";
+import type { ChatTarget } from "../channels/types.js";
+import { queueRun } from "../harness/assignments/assignments.js";
+import type { Assignment } from "../store/repos/assignment-repo.js";
+import type { Store } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+
+/** What the owner's messages need. */
+export interface OwnerMessagesOptions {
+  store: Pick<Store, "assignments" | "outbox" | "wakes">;
+  channels: ChannelDirectory;
+  clock: Clock;
+  reportEveryMinutes: number;
+  /** The event bus, once built: rows written here go out now. */
+  events(): Pick<GatewayEvents, "emit"> | undefined;
+  /** Pokes the scheduler so a wake due now runs now. */
+  poke(): void;
+}
+
+/** Owns what passes between assignments and their owners (see the file header). */
+export class OwnerMessages {
+  readonly #o: OwnerMessagesOptions;
+
+  constructor(options: OwnerMessagesOptions) {
+    this.#o = options;
+  }
+
+  /** The end: one message with the outcome, the summary and where the outputs are. */
+  async end(a: Assignment, summary: string | undefined): Promise<void> {
+    const now = this.#o.clock.now();
+    a.checkpoint.unreported = [];
+    a.checkpoint.reportedAt = now;
+    await this.#o.store.assignments.saveWork(a.id, { checkpoint: a.checkpoint }, now);
+    const done = a.items.filter((i) => i.status === "done").length;
+    const outputs = [`${projectDir(a.id)}/`, ...a.contract.flatMap((c) => ("path" in c ? [c.path] : []))];
+    const text =
+      a.state === "done"
+        ? `✅ Task ${a.id} is done: ${firstLine(a.goal, 80)}\n${summary ?? ""}\n${done}/${a.items.length} work items done, ${a.checkpoint.runs} runs. Outputs: ${outputs.join(", ")}`
+        : `⚠️ Task ${a.id} stopped (${a.state}): ${a.stateReason ?? "no reason given"}. ${done}/${a.items.length} work items done after ${a.checkpoint.runs} runs. Details: switchyard task show ${a.id}`;
+    await this.notify(a, text);
+  }
+
+  /** Tells the owner which items were finished, at most once per reportEveryMinutes (batched). */
+  async report(a: Assignment): Promise<void> {
+    const cp = a.checkpoint;
+    const now = this.#o.clock.now();
+    if (cp.unreported.length === 0) return;
+    if (cp.reportedAt !== null && now - cp.reportedAt < this.#o.reportEveryMinutes * 60_000) return;
+    const done = a.items.filter((i) => i.status === "done").length;
+    const titles = cp.unreported.map((t) => `"${firstLine(t, 60)}"`).join(", ");
+    cp.unreported = [];
+    cp.reportedAt = now;
+    await this.#o.store.assignments.saveWork(a.id, { checkpoint: cp }, now);
+    await this.notify(
+      a,
+      `📋 Task ${a.id}: done ${titles} — ${done} of ${a.items.length} work items finished.`,
+    );
+  }
+
+  /** A message to the owner's chat (none when the assignment has no owner). */
+  async notify(a: Assignment, text: string): Promise<void> {
+    if (!a.owner) return;
+    const rows = replyRows(this.#o.channels.channelFor(a.owner), a.owner, text, { kind: "notice" });
+    await this.#o.store.outbox.insert(rows, a.sessionKey, this.#o.clock.now());
+    this.#o.events()?.emit({ type: "replies_committed" });
+  }
+
+  /** A pending question at its reminder or expiry: remind once, then go on without an answer. */
+  async questionDue(a: Assignment): Promise<Assignment | undefined> {
+    const { store, clock } = this.#o;
+    const q = a.question;
+    const now = clock.now();
+    if (!q) return undefined;
+    if (now >= q.expiresAt) {
+      const hours = Math.round((q.expiresAt - q.askedAt) / 3_600_000);
+      const answer = `(No answer from the owner within ${hours} h. Decide without it, note the assumption in notes.md, or end the run.)`;
+      const question = { ...q, answer };
+      if (
+        !(await store.assignments.setState(a.id, "active", "the question expired", now, {
+          from: ["requires_action"],
+          work: { question },
+        }))
+      )
+        return undefined;
+      await this.notify(
+        a,
+        `⌛ Task ${a.id}: no answer to "${firstLine(q.text, 80)}" within ${hours} h; it goes on without one.`,
+      );
+      return { ...a, state: "active", question };
+    }
+    if (now >= q.remindAt && !q.reminded) {
+      await store.assignments.saveWork(a.id, { question: { ...q, reminded: true } }, now);
+      await this.notify(
+        a,
+        `🔔 Reminder — task ${a.id} is waiting for you: ${q.text}\n(Reply here, or: switchyard task answer ${a.id} "…")`,
+      );
+      await queueRun(store, a, q.expiresAt, "the question expires", now);
+      return undefined;
+    }
+    await queueRun(store, a, q.reminded ? q.expiresAt : q.remindAt, "the question's reminder", now);
+    return undefined;
+  }
+
+  /** True when an assignment waits on a question to this chat. */
+  async waiting(target: ChatTarget): Promise<boolean> {
+    return (await this.#o.store.assignments.waitingOn(target)).length > 0;
+  }
+
+  /** Owner's chat message: answers the oldest question waiting on this chat; the reply to send, or undefined. */
+  async answer(target: ChatTarget, text: string): Promise<string | undefined> {
+    const { store, clock } = this.#o;
+    const [waiting] = await store.assignments.waitingOn(target);
+    if (!waiting?.question || text.trim() === "") return undefined;
+    const question = { ...waiting.question, answer: text.trim().slice(0, 4_000) };
+    if (
+      !(await store.assignments.setState(waiting.id, "active", "the owner answered", clock.now(), {
+        from: ["requires_action"],
+        work: { question },
+      }))
+    )
+      return undefined;
+    await queueRun(store, waiting, clock.now(), "the owner answered", clock.now());
+    this.#o.poke();
+    return `↪️ Passed to task ${waiting.id}; it goes on now.`;
+  }
+
+  /** The question a paused run asks, in the owner's chat. */
+  async ask(a: Assignment, text: string): Promise<void> {
+    await this.notify(
+      a,
+      `❓ Task ${a.id} needs you: ${text}\n(Your next message here is the answer; or: switchyard task answer ${a.id} "…")`,
+    );
+  }
+}

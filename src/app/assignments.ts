@@ -1,0 +1,398 @@
+/**
+ * Multi-day assignments, wired: each run is a turn of the assignment's own session, started by
+ * a wake (the scheduler's durable rows) as background work, so a person is never kept waiting
+ * behind one. A fresh run starts from the project files (handoff); a run resumed after a
+ * question continues its session with the owner's answer as the tool's result. At the end of
+ * each run the stop decision (stop-decision.ts) says what comes next: another wake, a pause
+ * for the owner, or the end, told to the owner in one message.
+ */
+import type { ChatTarget } from "../channels/types.js";
+import type { Config } from "../config/schema.js";
+import {
+  type AssignmentDefaults,
+  assignmentDefaults,
+  isAssignmentSession,
+  queueRun,
+} from "../harness/assignments/assignments.js";
+import {
+  type AssignmentToolOptions,
+  assignmentTools,
+  learnTool,
+} from "../harness/assignments/assignment-tools.js";
+import { contractGaps } from "../harness/assignments/contract.js";
+import { handoffText } from "../harness/assignments/handoff.js";
+import { type LiveRun, LiveRuns, assignmentHooks } from "../harness/assignments/live-run.js";
+import { recordLearning } from "../harness/assignments/learning-log.js";
+import { ProjectFiles } from "../harness/assignments/project-files.js";
+import { decide, progressFingerprint } from "../harness/assignments/stop-decision.js";
+import type { TurnHooks } from "../harness/hooks.js";
+import type { ToolRegistry } from "../harness/tools/registry.js";
+import type { Tool } from "../harness/tools/types.js";
+import type { ChannelDirectory } from "../gateway/channel-directory.js";
+import type { GatewayEvents } from "../gateway/events.js";
+import type { LaneTaskContext } from "../gateway/lanes/types.js";
+import type { TurnRunner } from "../gateway/turn-runner.js";
+import type { PreparedTurn, TurnSource } from "../gateway/turn-sources.js";
+import type { Assignment, WorkItem } from "../store/repos/assignment-repo.js";
+import type { RunRecord } from "../store/repos/run-repo.js";
+import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
+import type { Wake } from "../store/repos/wake-repo.js";
+import type { Store } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+import { newId } from "../util/ids.js";
+import type { Logger } from "../util/logger.js";
+import type { TaskCommands } from "../gateway/commands.js";
+import { assignmentChatTools, taskCommands } from "./assignment-chat.js";
+import { OwnerMessages } from "./assignment-owner.js";
+
+/** What the assignments need from the gateway. */
+export interface AssignmentDeps {
+  store: Store;
+  workspaceDir: string;
+  channels: ChannelDirectory;
+  clock: Clock;
+  logger: Logger;
+  /** Pokes the scheduler so a wake due now runs now. */
+  poke(): void;
+  /** Aborts the run in flight in a session (a cancelled assignment's). */
+  abort?(sessionKey: string): void;
+  /** The daily spend cap pauses background work: runs wait an hour instead of failing. */
+  usage?: { backgroundPaused(): boolean } | undefined;
+}
+
+/** How long a run waits while the daily spend cap pauses background work. */
+const SPEND_CAP_WAIT_MS = 3_600_000;
+
+/** Owns the assignments of one gateway: their runs, tools, hooks, owner messages and chat doors. */
+export class Assignments {
+  readonly runs = new LiveRuns();
+  readonly files: ProjectFiles;
+  readonly defaults: AssignmentDefaults;
+  readonly #config: Config["assignments"];
+  readonly #d: AssignmentDeps;
+  readonly #log: Logger;
+  #turns: TurnRunner | undefined;
+  #registry: ToolRegistry | undefined;
+  #events: Pick<GatewayEvents, "emit"> | undefined;
+  /** Cost of committed runs by run id, taken from the turn_committed event. */
+  readonly #cost = new Map<string, number>();
+  readonly #owner: OwnerMessages;
+  /** When an assignment's PROGRESS.md was last mirrored from a tool's change. */
+  readonly #mirrored = new Map<string, number>();
+
+  constructor(config: Config, deps: AssignmentDeps) {
+    this.#config = config.assignments;
+    this.#d = deps;
+    this.#log = deps.logger.child({ name: "assignments" });
+    this.files = new ProjectFiles(deps.workspaceDir);
+    this.defaults = assignmentDefaults(config.agent.id, config.assignments);
+    this.#owner = new OwnerMessages({
+      store: deps.store,
+      channels: deps.channels,
+      clock: deps.clock,
+      reportEveryMinutes: config.assignments.reportEveryMinutes,
+      events: () => this.#events,
+      poke: deps.poke,
+    });
+  }
+
+  /** The turn runner and event bus, once built (they need the agent, which needs these tools). */
+  attach(turns: TurnRunner, events: GatewayEvents): void {
+    this.#turns = turns;
+    this.#events = events;
+    events.on((e) => {
+      if (e.type === "turn_committed" && this.runs.get(e.run.runId))
+        this.#cost.set(
+          e.run.runId,
+          e.run.calls.reduce((sum, c) => sum + c.costUsd, 0),
+        );
+    });
+  }
+
+  #checks() {
+    // Under the tool timeout (60 s by default): a slow check is a gap, not a timed-out work_complete.
+    return {
+      workspaceDir: this.#d.workspaceDir,
+      allowCommands: this.#config.commandChecks,
+      commandTimeoutMs: 45_000,
+    };
+  }
+
+  /** The hooks every turn gets (inert outside an assignment's run). */
+  hooks(humanTools: ReadonlySet<string>): TurnHooks {
+    return assignmentHooks({
+      runs: this.runs,
+      clock: this.#d.clock,
+      maxContinuationPrompts: this.#config.maxContinuationPrompts,
+      humanTools,
+      checks: this.#checks(),
+    });
+  }
+
+  #toolOptions(): AssignmentToolOptions {
+    const { store, clock } = this.#d;
+    return {
+      runs: this.runs,
+      clock,
+      checks: this.#checks(),
+      saved: (live) => this.#save(live),
+      itemDone: (live, item) => this.#itemDone(live, item),
+      writeSessionState: (id, text) => this.files.writeSessionState(id, text),
+      learn: async (text, scope, source) => {
+        const { learning, promoted } = await recordLearning(
+          store,
+          this.#d.workspaceDir,
+          { agentId: this.defaults.agentId, text, scope, source },
+          clock.now(),
+        );
+        if (promoted)
+          return `learned, and added to MEMORY.md (reported in ${learning.sources.length} assignments)`;
+        return `learned (#${learning.id}, reported in ${learning.sources.length} of the 3 assignments that add it to MEMORY.md)`;
+      },
+    };
+  }
+
+  /** Tools only an assignment's runs get. */
+  runTools(): Tool[] {
+    return assignmentTools(this.#toolOptions()).filter((t) => t.name !== "learn");
+  }
+
+  /** Tools every turn gets: task_start (from a chat) and learn. */
+  chatTools(): Tool[] {
+    return [...assignmentChatTools(this), learnTool(this.#toolOptions())];
+  }
+
+  /** True when an assignment waits on a question to this chat. */
+  waiting(target: ChatTarget): Promise<boolean> {
+    return this.#owner.waiting(target);
+  }
+
+  /** The owner's message in a chat an assignment waits on: its answer (the reply to send, or undefined). */
+  answer(target: ChatTarget, text: string): Promise<string | undefined> {
+    return this.#owner.answer(target, text);
+  }
+
+  /** The `/task` and `/tasks` commands. */
+  commands(): TaskCommands {
+    return taskCommands(this);
+  }
+
+  /** Store, clock and the wake poke, for the chat doors (assignment-chat.ts). */
+  get deps(): AssignmentDeps {
+    return this.#d;
+  }
+
+  /** True for a wake this runs (the scheduler sends the others to their sessions). */
+  owns(wake: Wake): boolean {
+    return isAssignmentSession(wake.sessionKey);
+  }
+
+  /** After a start: an open assignment without a waiting wake (a crash took it) gets one. */
+  async recover(): Promise<void> {
+    const { store, clock } = this.#d;
+    for (const a of await store.assignments.list(this.defaults.agentId, { open: true })) {
+      if ((await store.wakes.list(a.sessionKey)).length > 0) continue;
+      // A waiting question re-queues itself for its reminder or expiry when this wake runs.
+      await queueRun(store, a, clock.now(), "resume after a restart", clock.now());
+      this.#log.info({ assignment: a.id, state: a.state }, "assignment resumed after a restart");
+    }
+  }
+
+  /** A wake of an assignment's session: its next run, or the question's reminder or expiry. */
+  async runWake(wake: Wake, ctx: LaneTaskContext): Promise<void> {
+    const { store, clock } = this.#d;
+    let a = await store.assignments.bySession(wake.sessionKey);
+    if (!a || !["active", "sleeping", "requires_action"].includes(a.state)) return;
+    if (a.state === "requires_action") {
+      const resumed = await this.#owner.questionDue(a);
+      if (!resumed) return;
+      a = resumed;
+    }
+    if (this.#d.usage?.backgroundPaused()) {
+      const reason = "paused: the daily spend cap (limits.dailySpendUsd) is reached";
+      await store.assignments.setState(a.id, "sleeping", reason, clock.now(), {
+        from: ["active", "sleeping"],
+      });
+      await queueRun(store, a, clock.now() + SPEND_CAP_WAIT_MS, reason, clock.now());
+      return;
+    }
+    if (
+      a.state === "sleeping" &&
+      !(await store.assignments.setState(a.id, "active", null, clock.now(), { from: ["sleeping"] }))
+    )
+      return;
+    await this.#run({ ...a, state: "active" }, ctx);
+  }
+
+  /** One run: fresh from the handoff, or resumed with the owner's answer; then the stop decision. */
+  async #run(a: Assignment, ctx: LaneTaskContext): Promise<void> {
+    const { store, clock } = this.#d;
+    const turns = this.#turns;
+    if (!turns) throw new Error("assignments: attach() was not called");
+    const runNo = a.checkpoint.runs + 1;
+    const resume = a.question?.answer !== undefined ? a.question : null;
+    let inputs: TranscriptPayload[];
+    if (resume) {
+      inputs = [
+        {
+          type: "tool_result",
+          toolCallId: resume.toolCallId,
+          name: resume.tool,
+          content: `The owner answered: ${resume.answer}`,
+          isError: false,
+        },
+      ];
+    } else {
+      await this.files.ensure(a.id);
+      if (await store.sessions.get(a.sessionKey))
+        await store.sessions.reset(a.sessionKey, newId("ses"), clock.now());
+      const gaps = a.contract.length > 0 ? await contractGaps(a.contract, this.#checks()) : [];
+      inputs = [
+        {
+          type: "trigger",
+          origin: "assignment",
+          text: handoffText(a, runNo, await this.files.handoff(a.id), gaps),
+        },
+      ];
+    }
+    let live: LiveRun | undefined;
+    const source: TurnSource = {
+      trigger: "assignment",
+      prepare: async (claim): Promise<PreparedTurn> => {
+        live = {
+          assignment: a,
+          runNo,
+          runId: claim.runId,
+          sessionId: claim.sessionId,
+          startedAt: clock.now(),
+          nudgesInRow: 0,
+          calls: new Set(),
+        };
+        this.runs.begin(live);
+        await store.assignments.startRun({
+          assignmentId: a.id,
+          runNo,
+          runId: claim.runId,
+          startedAt: live.startedAt,
+          turns: 0,
+          tokens: 0,
+          costUsd: 0,
+        });
+        return {
+          trigger: "assignment",
+          runTrigger: "assignment",
+          inputs,
+          inboxIds: [],
+          target: null,
+          steer: false,
+          interactive: false,
+          chat: { privateChat: true, channel: "assignment", chatKind: "background" },
+          deliver: () => null,
+          ...(this.#registry ? { tools: this.#registry } : {}),
+        };
+      },
+    };
+    try {
+      await turns.run(a.sessionKey, source, ctx);
+    } finally {
+      if (live) this.runs.end(live.runId);
+    }
+    if (!live) return; // the session is held by another process: its run is there
+    const record = await store.runs.get(live.runId);
+    if (!record) return; // interrupted by shutdown: the wake is queued again at the next start
+    await this.#finish(live, record);
+  }
+
+  /** The registry an assignment's runs are offered (built by buildAgent with runTools()). */
+  useRegistry(registry: ToolRegistry): void {
+    this.#registry = registry;
+  }
+
+  async #finish(live: LiveRun, record: RunRecord): Promise<void> {
+    const { store, clock } = this.#d;
+    const a = live.assignment;
+    const cp = a.checkpoint;
+    const now = clock.now();
+    const tokens = record.usage.inputTokens + record.usage.outputTokens;
+    const cost = this.#cost.get(live.runId) ?? 0;
+    this.#cost.delete(live.runId);
+    cp.runs = live.runNo;
+    cp.turns += record.modelCalls;
+    cp.tokens += tokens;
+    cp.costUsd += cost;
+    const accepting = live.acceptedStop !== undefined;
+    const gaps = accepting && a.contract.length > 0 ? await contractGaps(a.contract, this.#checks()) : [];
+    const files = await this.files.fingerprint(
+      a.id,
+      a.contract.flatMap((c) => ("path" in c ? [c.path] : [])),
+    );
+    const d = decide(live, {
+      outcome: record.outcome,
+      errorKind: record.errorKind,
+      error: record.error,
+      fingerprint: progressFingerprint(files, live),
+      gaps,
+      stallThreshold: this.#config.stallThreshold,
+      now,
+    });
+    await store.assignments.endRun(a.id, live.runNo, {
+      endedAt: now,
+      directive: d.directive,
+      reason: d.reason,
+      turns: record.modelCalls,
+      tokens,
+      costUsd: cost,
+    });
+    const question =
+      d.directive === "pause" && live.end?.kind === "pause"
+        ? {
+            tool: live.end.tool,
+            toolCallId: live.end.toolCallId,
+            sessionId: live.sessionId,
+            text: live.end.question,
+            askedAt: now,
+            remindAt: now + (this.#config.questionExpiryHours * 3_600_000) / 2,
+            expiresAt: now + this.#config.questionExpiryHours * 3_600_000,
+            reminded: false,
+          }
+        : null;
+    const work = { items: a.items, checkpoint: cp, question };
+    const moved = await store.assignments.setState(a.id, d.state, d.reason, now, { from: ["active"], work });
+    if (!moved) {
+      // Cancelled meanwhile: keep what the run did, not its verdict.
+      await store.assignments.saveWork(a.id, { items: a.items, checkpoint: cp }, now);
+      const current = await store.assignments.get(a.id);
+      if (current) await this.files.write(current);
+      return;
+    }
+    const after: Assignment = { ...a, state: d.state, stateReason: d.reason, question };
+    await this.files.write(after);
+    this.#log.info(
+      { assignment: a.id, run: live.runNo, directive: d.directive, state: d.state, reason: d.reason },
+      "assignment run ended",
+    );
+    if (d.at !== undefined) {
+      await queueRun(store, after, d.at, d.reason, now);
+      this.#d.poke();
+      await this.#owner.report(after);
+    } else if (question) {
+      await this.#owner.report(after);
+      await queueRun(store, after, question.remindAt, "the question's reminder", now);
+      await this.#owner.ask(after, question.text);
+    } else await this.#owner.end(after, d.summary);
+  }
+
+  async #save(live: LiveRun): Promise<void> {
+    const [a, now] = [live.assignment, this.#d.clock.now()];
+    await this.#d.store.assignments.saveWork(a.id, { items: a.items, checkpoint: a.checkpoint }, now);
+    // The mirror follows item changes at most every 5 s; every run's end writes it anyway.
+    if (now - (this.#mirrored.get(a.id) ?? 0) < 5_000) return;
+    this.#mirrored.set(a.id, now);
+    await this.files.write(a);
+  }
+
+  async #itemDone(live: LiveRun, item: WorkItem): Promise<void> {
+    live.assignment.checkpoint.unreported.push(item.title);
+    await this.#owner.report(live.assignment);
+  }
+}

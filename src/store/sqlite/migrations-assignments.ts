@@ -1,0 +1,62 @@
+/**
+ * Assignments' schema step (v10: assignments, their run log, learnings), spread into MIGRATIONS
+ * after the scheduler's (migrations.ts); append only, never edit one that has shipped.
+ */
+
+import type { Migration } from "./migration.js";
+
+/** Version 10. */
+export const ASSIGNMENT_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 10,
+    name: "assignments, their runs, and learnings",
+    // Items, checkpoint and question are JSON written by the run holding the assignment's
+    // session; state changes that can race (cancel, answer) are conditional updates.
+    sql: `
+      CREATE TABLE assignments (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        goal TEXT NOT NULL,
+        owner TEXT CHECK (owner IS NULL OR json_valid(owner)),
+        session_key TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL CHECK (state IN ('active', 'sleeping', 'requires_action', 'stalled', 'done', 'failed', 'cancelled')),
+        state_reason TEXT,
+        limits TEXT NOT NULL CHECK (json_valid(limits)),
+        contract TEXT NOT NULL CHECK (json_valid(contract)),
+        items TEXT NOT NULL CHECK (json_valid(items)),
+        checkpoint TEXT NOT NULL CHECK (json_valid(checkpoint)),
+        question TEXT CHECK (question IS NULL OR json_valid(question)),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX assignments_agent ON assignments (agent_id, created_at);
+
+      CREATE TABLE assignment_runs (
+        assignment_id TEXT NOT NULL REFERENCES assignments (id) ON DELETE CASCADE,
+        run_no INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        directive TEXT CHECK (directive IS NULL OR directive IN ('continue', 'sleep', 'pause', 'done')),
+        reason TEXT,
+        turns INTEGER NOT NULL DEFAULT 0,
+        tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        PRIMARY KEY (assignment_id, run_no)
+      );
+
+      CREATE TABLE learnings (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        text TEXT NOT NULL,
+        scope TEXT,
+        sources TEXT NOT NULL CHECK (json_valid(sources)),
+        state TEXT NOT NULL CHECK (state IN ('candidate', 'promoted', 'dropped')),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (agent_id, norm)
+      );
+    `,
+  },
+];

@@ -1,0 +1,366 @@
+/** The SQLite assignments, their run log and learnings, on a real store file in a temp dir. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ChatTarget } from "../../src/channels/types.js";
+import type {
+  Assignment,
+  AssignmentState,
+  Checkpoint,
+  PendingQuestion,
+  WorkItem,
+} from "../../src/store/repos/assignment-repo.js";
+import { NEW_CHECKPOINT } from "../../src/harness/assignments/assignments.js";
+import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
+import type { Store } from "../../src/store/types.js";
+
+const root = mkdtempSync(join(tmpdir(), "switchyard-assignment-repo-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let seq = 0;
+
+const T0 = 1_700_000_000_000;
+const ANN: ChatTarget = { channel: "telegram", accountId: "default", chatId: "42" };
+
+function assignment(id: string, over: Partial<Assignment> = {}): Assignment {
+  return {
+    id,
+    agentId: "main",
+    goal: `Goal of ${id}`,
+    owner: ANN,
+    sessionKey: `agent:${over.agentId ?? "main"}:task:${id}`,
+    state: "active",
+    stateReason: null,
+    limits: { maxTurnsPerRun: 10, maxRunMinutes: 30, maxRuns: 20, maxTokens: 100_000, maxCostUsd: null },
+    contract: [{ kind: "file_contains", path: "out/report.md", pattern: "^## Summary" }],
+    items: [],
+    checkpoint: { ...NEW_CHECKPOINT, unreported: [] },
+    question: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...over,
+  };
+}
+
+function question(over: Partial<PendingQuestion> = {}): PendingQuestion {
+  return {
+    tool: "ask_owner",
+    toolCallId: "call_1",
+    sessionId: "ses_1",
+    text: "Which format?",
+    options: ["PDF", "Markdown"],
+    askedAt: T0,
+    remindAt: T0 + 3_600_000,
+    expiresAt: T0 + 7_200_000,
+    reminded: false,
+    ...over,
+  };
+}
+
+let store: Store;
+beforeEach(() => {
+  store = openSqliteStore({ path: join(root, `db-${++seq}`, "switchyard.db") });
+});
+afterEach(() => store.close());
+
+describe("assignments", () => {
+  it("creates and reads back an assignment as given, by id and by session", async () => {
+    const a = assignment("t0000001", {
+      owner: { ...ANN, threadId: "7" },
+      items: [{ id: 1, title: "Outline", status: "open", notes: "", updatedAt: T0 }],
+      question: question(),
+    });
+    await store.assignments.create(a);
+    expect(await store.assignments.get("t0000001")).toEqual(a);
+    expect(await store.assignments.bySession("agent:main:task:t0000001")).toEqual(a);
+    expect(await store.assignments.get("t0000002")).toBeUndefined();
+    expect(await store.assignments.bySession("agent:main:task:t0000002")).toBeUndefined();
+    const none = assignment("t0000003", { owner: null });
+    await store.assignments.create(none);
+    expect(await store.assignments.get("t0000003")).toEqual(none);
+  });
+
+  it("refuses a second assignment with the same id or session", async () => {
+    await store.assignments.create(assignment("t0000001"));
+    await expect(store.assignments.create(assignment("t0000001"))).rejects.toThrow();
+    await expect(
+      store.assignments.create(assignment("t0000002", { sessionKey: "agent:main:task:t0000001" })),
+    ).rejects.toThrow();
+  });
+
+  it("lists the agent's assignments newest first; open ones only when asked; a limit", async () => {
+    await store.assignments.create(assignment("t0000001", { createdAt: T0 }));
+    await store.assignments.create(assignment("t0000002", { createdAt: T0 + 2, state: "done" }));
+    await store.assignments.create(assignment("t0000003", { createdAt: T0 + 1, state: "sleeping" }));
+    await store.assignments.create(assignment("t0000004", { createdAt: T0 + 3, state: "requires_action" }));
+    await store.assignments.create(assignment("t0000005", { createdAt: T0 + 4, state: "cancelled" }));
+    await store.assignments.create(assignment("t0000006", { createdAt: T0 + 5, agentId: "ops" }));
+    const ids = (as: Assignment[]) => as.map((a) => a.id);
+    expect(ids(await store.assignments.list("main"))).toEqual([
+      "t0000005",
+      "t0000004",
+      "t0000002",
+      "t0000003",
+      "t0000001",
+    ]);
+    expect(ids(await store.assignments.list("main", { open: true }))).toEqual([
+      "t0000004",
+      "t0000003",
+      "t0000001",
+    ]);
+    expect(ids(await store.assignments.list("main", { limit: 2 }))).toEqual(["t0000005", "t0000004"]);
+    expect(ids(await store.assignments.list("ops"))).toEqual(["t0000006"]);
+    expect(await store.assignments.list("nobody")).toEqual([]);
+  });
+
+  it("lists assignments made in the same millisecond by id, newest (highest) first", async () => {
+    await store.assignments.create(assignment("taaaaaaa"));
+    await store.assignments.create(assignment("tbbbbbbb"));
+    expect((await store.assignments.list("main")).map((a) => a.id)).toEqual(["tbbbbbbb", "taaaaaaa"]);
+  });
+
+  it("saveWork writes only the parts given, and the time", async () => {
+    const a = assignment("t0000001", { question: question() });
+    await store.assignments.create(a);
+    const items: WorkItem[] = [{ id: 1, title: "Outline", status: "done", notes: "x", updatedAt: T0 + 5 }];
+    await store.assignments.saveWork("t0000001", { items }, T0 + 10);
+    expect(await store.assignments.get("t0000001")).toEqual({ ...a, items, updatedAt: T0 + 10 });
+    const checkpoint: Checkpoint = { ...NEW_CHECKPOINT, runs: 2, tokens: 500, unreported: ["Outline"] };
+    await store.assignments.saveWork("t0000001", { checkpoint, question: null }, T0 + 20);
+    expect(await store.assignments.get("t0000001")).toEqual({
+      ...a,
+      items,
+      checkpoint,
+      question: null,
+      updatedAt: T0 + 20,
+    });
+    // Nothing given: nothing written, not even the time.
+    await store.assignments.saveWork("t0000001", {}, T0 + 30);
+    expect((await store.assignments.get("t0000001"))?.updatedAt).toBe(T0 + 20);
+    // The state is never saveWork's.
+    expect((await store.assignments.get("t0000001"))?.state).toBe("active");
+  });
+
+  describe("setState", () => {
+    it("moves from any state without `from`, with the reason and time", async () => {
+      await store.assignments.create(assignment("t0000001", { state: "done" }));
+      expect(await store.assignments.setState("t0000001", "active", "reopened", T0 + 1)).toBe(true);
+      expect(await store.assignments.get("t0000001")).toMatchObject({
+        state: "active",
+        stateReason: "reopened",
+        updatedAt: T0 + 1,
+      });
+      expect(await store.assignments.setState("t0000009", "active", null, T0 + 1)).toBe(false);
+    });
+
+    it("moves only from one of `from`, and is refused (changing nothing) when it is elsewhere", async () => {
+      const a = assignment("t0000001", { state: "cancelled", stateReason: "cancelled by the owner" });
+      await store.assignments.create(a);
+      const items: WorkItem[] = [{ id: 1, title: "Outline", status: "done", notes: "", updatedAt: T0 }];
+      const open: AssignmentState[] = ["active", "sleeping", "requires_action"];
+      expect(
+        await store.assignments.setState("t0000001", "sleeping", "the agent sleeps", T0 + 1, {
+          from: open,
+          work: { items },
+        }),
+      ).toBe(false);
+      expect(await store.assignments.get("t0000001")).toEqual(a);
+    });
+
+    it("writes the work given in the same step", async () => {
+      await store.assignments.create(
+        assignment("t0000001", { state: "requires_action", question: question() }),
+      );
+      const answered = question({ answer: "PDF" });
+      const checkpoint: Checkpoint = { ...NEW_CHECKPOINT, runs: 3, unreported: [] };
+      expect(
+        await store.assignments.setState("t0000001", "active", "the owner answered", T0 + 5, {
+          from: ["requires_action"],
+          work: { question: answered, checkpoint },
+        }),
+      ).toBe(true);
+      expect(await store.assignments.get("t0000001")).toMatchObject({
+        state: "active",
+        stateReason: "the owner answered",
+        question: answered,
+        checkpoint,
+        items: [],
+        updatedAt: T0 + 5,
+      });
+      // A second answer finds it no longer waiting.
+      expect(
+        await store.assignments.setState("t0000001", "active", "again", T0 + 6, {
+          from: ["requires_action"],
+        }),
+      ).toBe(false);
+    });
+  });
+
+  describe("waitingOn", () => {
+    it("finds assignments requiring action whose owner is exactly this chat", async () => {
+      await store.assignments.create(assignment("t0000001", { state: "requires_action", updatedAt: T0 + 2 }));
+      await store.assignments.create(assignment("t0000002", { state: "requires_action", updatedAt: T0 + 1 }));
+      await store.assignments.create(assignment("t0000003", { state: "active" }));
+      await store.assignments.create(
+        assignment("t0000004", { state: "requires_action", owner: { ...ANN, accountId: "other" } }),
+      );
+      await store.assignments.create(
+        assignment("t0000005", { state: "requires_action", owner: { ...ANN, channel: "slack" } }),
+      );
+      await store.assignments.create(
+        assignment("t0000006", { state: "requires_action", owner: { ...ANN, chatId: "43" } }),
+      );
+      await store.assignments.create(assignment("t0000007", { state: "requires_action", owner: null }));
+      expect((await store.assignments.waitingOn(ANN)).map((a) => a.id)).toEqual(["t0000002", "t0000001"]);
+      expect(await store.assignments.waitingOn({ ...ANN, chatId: "44" })).toEqual([]);
+    });
+
+    it("tells apart two chats that differ only by thread", async () => {
+      await store.assignments.create(assignment("t0000001", { state: "requires_action", owner: ANN }));
+      await store.assignments.create(
+        assignment("t0000002", { state: "requires_action", owner: { ...ANN, threadId: "7" } }),
+      );
+      await store.assignments.create(
+        assignment("t0000003", { state: "requires_action", owner: { ...ANN, threadId: "8" } }),
+      );
+      expect((await store.assignments.waitingOn(ANN)).map((a) => a.id)).toEqual(["t0000001"]);
+      expect((await store.assignments.waitingOn({ ...ANN, threadId: "7" })).map((a) => a.id)).toEqual([
+        "t0000002",
+      ]);
+      expect((await store.assignments.waitingOn({ ...ANN, threadId: "8" })).map((a) => a.id)).toEqual([
+        "t0000003",
+      ]);
+      expect(await store.assignments.waitingOn({ ...ANN, threadId: "9" })).toEqual([]);
+    });
+  });
+
+  describe("the run log", () => {
+    it("starts and ends runs; runs lists the last ones newest first", async () => {
+      await store.assignments.create(assignment("t0000001"));
+      await store.assignments.create(assignment("t0000002"));
+      for (const runNo of [1, 2, 3])
+        await store.assignments.startRun({
+          assignmentId: "t0000001",
+          runNo,
+          runId: `run_${runNo}`,
+          startedAt: T0 + runNo * 1_000,
+          turns: 0,
+          tokens: 0,
+          costUsd: 0,
+        });
+      await store.assignments.startRun({
+        assignmentId: "t0000002",
+        runNo: 1,
+        runId: "run_x",
+        startedAt: T0,
+        turns: 0,
+        tokens: 0,
+        costUsd: 0,
+      });
+      await store.assignments.endRun("t0000001", 1, {
+        endedAt: T0 + 1_500,
+        directive: "sleep",
+        reason: "the agent sleeps 30 min",
+        turns: 4,
+        tokens: 1_200,
+        costUsd: 0.01,
+      });
+      const runs = await store.assignments.runs("t0000001", 10);
+      expect(runs.map((r) => r.runNo)).toEqual([3, 2, 1]);
+      expect(runs[2]).toEqual({
+        assignmentId: "t0000001",
+        runNo: 1,
+        runId: "run_1",
+        startedAt: T0 + 1_000,
+        endedAt: T0 + 1_500,
+        directive: "sleep",
+        reason: "the agent sleeps 30 min",
+        turns: 4,
+        tokens: 1_200,
+        costUsd: 0.01,
+      });
+      expect(runs[0]).toMatchObject({
+        runId: "run_3",
+        endedAt: null,
+        directive: null,
+        reason: null,
+        turns: 0,
+      });
+      expect((await store.assignments.runs("t0000001", 2)).map((r) => r.runNo)).toEqual([3, 2]);
+      expect((await store.assignments.runs("t0000002", 10)).map((r) => r.runId)).toEqual(["run_x"]);
+      expect(await store.assignments.runs("t0000009", 10)).toEqual([]);
+    });
+
+    it("a run started again under the same number takes the new run id and start", async () => {
+      await store.assignments.create(assignment("t0000001"));
+      const start = { assignmentId: "t0000001", runNo: 1, turns: 0, tokens: 0, costUsd: 0 };
+      await store.assignments.startRun({ ...start, runId: "run_a", startedAt: T0 });
+      await store.assignments.startRun({ ...start, runId: "run_b", startedAt: T0 + 5 });
+      expect(await store.assignments.runs("t0000001", 10)).toMatchObject([
+        { runNo: 1, runId: "run_b", startedAt: T0 + 5 },
+      ]);
+    });
+  });
+});
+
+describe("learnings", () => {
+  const lesson = (source: string, over: { agentId?: string; text?: string; norm?: string } = {}) => ({
+    agentId: over.agentId ?? "main",
+    norm: over.norm ?? "run tests first",
+    text: over.text ?? "Run tests first.",
+    scope: null,
+    source,
+  });
+
+  it("records a learning once per source, keeping the first text", async () => {
+    const first = await store.learnings.record(lesson("t1"), T0);
+    expect(first).toEqual({
+      id: first.id,
+      agentId: "main",
+      norm: "run tests first",
+      text: "Run tests first.",
+      scope: null,
+      sources: ["t1"],
+      state: "candidate",
+      createdAt: T0,
+      updatedAt: T0,
+    });
+    expect(await store.learnings.record(lesson("t1", { text: "run tests FIRST" }), T0 + 1)).toEqual(first);
+    const second = await store.learnings.record(lesson("t2", { text: "run tests FIRST" }), T0 + 2);
+    expect(second).toMatchObject({
+      id: first.id,
+      text: "Run tests first.",
+      sources: ["t1", "t2"],
+      updatedAt: T0 + 2,
+    });
+    expect(await store.learnings.get(first.id)).toEqual(second);
+    expect(await store.learnings.list("main")).toEqual([second]);
+  });
+
+  it("keeps agents and different lessons apart, listed by id", async () => {
+    const a = await store.learnings.record(lesson("t1"), T0);
+    const b = await store.learnings.record(
+      lesson("t1", { norm: "deploy after review", text: "Deploy after review" }),
+      T0,
+    );
+    const c = await store.learnings.record(lesson("t1", { agentId: "ops" }), T0);
+    expect(new Set([a.id, b.id, c.id]).size).toBe(3);
+    expect((await store.learnings.list("main")).map((l) => l.id)).toEqual([a.id, b.id]);
+    expect((await store.learnings.list("ops")).map((l) => l.id)).toEqual([c.id]);
+    expect(await store.learnings.get(9_999)).toBeUndefined();
+  });
+
+  it("setState changes the state and time; false for an unknown id", async () => {
+    const l = await store.learnings.record(lesson("t1"), T0);
+    expect(await store.learnings.setState(l.id, "promoted", T0 + 9)).toBe(true);
+    expect(await store.learnings.get(l.id)).toMatchObject({ state: "promoted", updatedAt: T0 + 9 });
+    // Later reports still count their source, and keep the state.
+    expect(await store.learnings.record(lesson("t2"), T0 + 10)).toMatchObject({
+      state: "promoted",
+      sources: ["t1", "t2"],
+    });
+    expect(await store.learnings.setState(l.id, "dropped", T0 + 11)).toBe(true);
+    expect((await store.learnings.get(l.id))?.state).toBe("dropped");
+    expect(await store.learnings.setState(9_999, "dropped", T0)).toBe(false);
+  });
+});
