@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { UsageError, runSubcommand } from "./subcommand.js";
 import { channelModules } from "../channels/registry.js";
 import { resolveHome } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
@@ -55,20 +56,9 @@ const FLAGS = {
   home: { type: "string" },
 } as const;
 
-/** A usage problem: exit 2. */
-class UsageError extends Error {}
-
 /** Runs `switchyard cron …` (argv after `cron`); resolves with the exit code. */
 export async function runCron(argv: string[]): Promise<number> {
-  try {
-    return await cron(argv);
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof JobInputError) {
-      process.stderr.write(`switchyard cron: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  return runSubcommand("cron", () => cron(argv), [JobInputError]);
 }
 
 async function cron(argv: string[]): Promise<number> {

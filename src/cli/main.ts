@@ -1,6 +1,6 @@
 /**
  * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, auth, usage,
- * logs, memory, help.
+ * logs, memory, cron, task, learnings, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
 import { ConfigError } from "../util/config-error.js";
@@ -27,6 +27,9 @@ commands:
   memory    search <query> [--limit N]: search the agent's MEMORY.md and memory/ notes
   cron      add | list | show | edit | rm | enable | disable | run | history: scheduled jobs
             (switchyard cron help for their options)
+  task      add "<goal>" | list | show <id> | cancel <id> | answer <id> "<text>": assignments,
+            long work the agent carries over many runs (switchyard task help for the options)
+  learnings list | promote <id> | drop <id>: lessons agents reported, and MEMORY.md's ## Learned
   help      show this text
   version   print the version (also --version)
 
@@ -77,6 +80,13 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   // `cron` has options of its own (--name, --cron, --every, …): it parses its arguments itself.
   if (argv[0] === "cron")
     return reportErrors("cron", async () => (await import("./cron.js")).runCron(argv.slice(1)));
+  // So do `task` (--deliver, --require-file, …) and `learnings`.
+  if (argv[0] === "task")
+    return reportErrors("task", async () => (await import("./task.js")).runTask(argv.slice(1)));
+  if (argv[0] === "learnings")
+    return reportErrors("learnings", async () =>
+      (await import("./learnings.js")).runLearnings(argv.slice(1)),
+    );
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

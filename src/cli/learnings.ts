@@ -1,0 +1,108 @@
+/**
+ * `switchyard learnings list|promote|drop`: the lessons agents reported, and the owner's word on
+ * them. A learning is promoted into the workspace's MEMORY.md (`## Learned`) by itself once
+ * enough assignments reported it; `promote` does it now, `drop` makes sure it never is. Bad
+ * input: one line naming the problem, exit 2.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { UsageError, runSubcommand } from "./subcommand.js";
+import { resolveHome, workspaceDirOf } from "../config/home.js";
+import { loadConfig } from "../config/load.js";
+import { AssignmentInputError } from "../harness/assignments/errors.js";
+import { dropLearning, promoteLearning } from "../harness/assignments/learning-log.js";
+import { LEARNED_SECTION } from "../harness/memory/learnings.js";
+import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
+import { formatTable } from "./table.js";
+
+const USAGE = `usage: switchyard learnings <action> [options]
+
+  list     [--json]: every learning agents reported: its state and how many assignments did
+  promote  <id>: write it into the workspace's MEMORY.md (## ${LEARNED_SECTION}) now
+  drop     <id>: never promote it (a line already in MEMORY.md stays until edited out)
+  help     show this text
+`;
+
+const FLAGS = {
+  json: { type: "boolean", default: false },
+  config: { type: "string" },
+  home: { type: "string" },
+} as const;
+
+/** Runs `switchyard learnings …` (argv after `learnings`); resolves with the exit code. */
+export async function runLearnings(argv: string[]): Promise<number> {
+  return runSubcommand("learnings", () => learnings(argv), [AssignmentInputError]);
+}
+
+async function learnings(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
+  }
+  const { values: v, positionals } = parsed;
+  const [action, id, ...extra] = positionals;
+  if (action === "help" || action === undefined) {
+    process.stdout.write(USAGE);
+    return action ? 0 : 2;
+  }
+  if (action !== "list" && action !== "promote" && action !== "drop")
+    throw new UsageError(`unknown action "${action}"\n\n${USAGE}`);
+  const unexpected = action === "list" ? id : extra[0];
+  if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`);
+  if (action !== "list" && id === undefined)
+    throw new UsageError(`${action} needs a learning id (see switchyard learnings list)`);
+  const { config } = loadConfig({
+    ...(v.config ? { path: v.config } : {}),
+    cwd: process.cwd(),
+    env: process.env,
+  });
+  const home = resolveHome(v.home, process.env, process.cwd());
+  const workspaceDir = workspaceDirOf(config, home);
+  const agentId = config.agent.id;
+  const now = Date.now();
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const store = openSqliteStore({ path: join(home, "switchyard.db") });
+  try {
+    switch (action) {
+      case "list": {
+        const all = await store.learnings.list(agentId);
+        if (v.json) out(JSON.stringify(all, null, 2));
+        else if (all.length === 0) out("no learnings yet (agents report them as they work)");
+        else
+          process.stdout.write(
+            formatTable(
+              [{ header: "ID", right: true }, { header: "STATE" }, { header: "SEEN IN" }, { header: "TEXT" }],
+              all.map((l) => [
+                String(l.id),
+                l.state,
+                `${l.sources.length} assignment${l.sources.length === 1 ? "" : "s"}`,
+                l.text,
+              ]),
+            ),
+          );
+        return 0;
+      }
+      case "promote": {
+        if (!existsSync(workspaceDir)) {
+          process.stderr.write(
+            `switchyard learnings: no workspace at ${workspaceDir} (the gateway creates it when it starts)\n`,
+          );
+          return 1;
+        }
+        const l = await promoteLearning(store, workspaceDir, agentId, id as string, now);
+        out(`promoted learning #${l.id} into ${join(workspaceDir, "MEMORY.md")} (## ${LEARNED_SECTION})`);
+        return 0;
+      }
+      case "drop": {
+        const l = await dropLearning(store, agentId, id as string, now);
+        out(`dropped learning #${l.id}: it is never promoted`);
+        return 0;
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
