@@ -98,7 +98,8 @@ export class ProjectFiles {
   /** Replaces session-state.md (the agent's end_run `state`). */
   async writeSessionState(id: string, text: string): Promise<void> {
     await this.ensure(id);
-    await writeFileAtomic(this.#abs(id, AGENT_FILES.sessionState), `${text.trimEnd()}\n`);
+    // Not flushed: a power cut may leave the previous state, never half of one.
+    await writeFileAtomic(this.#abs(id, AGENT_FILES.sessionState), `${text.trimEnd()}\n`, { durable: false });
   }
 
   /** The agent's files as the next run reads them: each capped (notes: its end). */
