@@ -69,7 +69,11 @@ export class OwnerMessages {
   /** A message to the owner's chat (none when the assignment has no owner). */
   async notify(a: Assignment, text: string): Promise<void> {
     if (!a.owner) return;
-    const rows = replyRows(this.#o.channels.channelFor(a.owner), a.owner, text, { kind: "notice" });
+    // The chat id names the person in a direct chat (the HTTP mailbox is keyed by it).
+    const rows = replyRows(this.#o.channels.channelFor(a.owner), a.owner, text, {
+      kind: "notice",
+      recipientId: a.owner.chatId,
+    });
     await this.#o.store.outbox.insert(rows, a.sessionKey, this.#o.clock.now());
     this.#o.events()?.emit({ type: "replies_committed" });
   }

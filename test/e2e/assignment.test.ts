@@ -9,7 +9,9 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/util/clock.js";
+import { ModelSimulator } from "../fakes/model-simulator.js";
 import { ANN, AssignmentChat, call, done } from "../helpers/assignment-chat.js";
+import { simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
 import { until } from "../helpers/until.js";
 
 let chat = new AssignmentChat();
@@ -113,5 +115,31 @@ describe("multi-day assignments", () => {
     await chat.close();
     chat = new AssignmentChat();
     rmSync(home, { recursive: true, force: true });
+  });
+
+  it("over the HTTP API: /task starts one, and its reports reach the sender's mailbox", async () => {
+    const sim = new ModelSimulator();
+    await sim.start();
+    const gw = await startTestGateway(simulatorConfig(sim, "anthropic"));
+    try {
+      sim.script(
+        { toolCalls: [call("work_item_add", { title: "Say hello" }), done(1)] },
+        { toolCalls: [call("work_complete", { summary: "Said hello." })] },
+      );
+      const res = await gw.chat("bob", "/task Say hello to the world");
+      expect(res.body.replies?.[0]?.text).toMatch(/^🗂 Task t[0-9a-z]+ started: Say hello to the world/);
+      const mailbox = async () => {
+        const r = await fetch(`${gw.url}/v1/chat/replies?sender=bob&after=0`);
+        return ((await r.json()) as { replies: Array<{ text: string }> }).replies.map((x) => x.text);
+      };
+      await until(async () => (await mailbox()).some((t) => t.startsWith("✅")), "the end in bob's mailbox");
+      expect((await mailbox()).filter((t) => !t.startsWith("🗂"))).toEqual([
+        expect.stringMatching(/^📋 Task t[0-9a-z]+: done "Say hello" — 1 of 1 work items finished\.$/),
+        expect.stringMatching(/^✅ Task t[0-9a-z]+ is done: Say hello to the world\nSaid hello\./),
+      ]);
+    } finally {
+      await gw.stop();
+      await sim.close();
+    }
   });
 });
