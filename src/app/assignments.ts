@@ -22,7 +22,7 @@ import {
 import { contractGaps } from "../harness/assignments/contract.js";
 import { handoffText } from "../harness/assignments/handoff.js";
 import { type LiveRun, LiveRuns, assignmentHooks } from "../harness/assignments/live-run.js";
-import { recordLearning } from "../harness/assignments/learning-log.js";
+import { recordLearning, recordedLine } from "../harness/assignments/learning-log.js";
 import { ProjectFiles } from "../harness/assignments/project-files.js";
 import { decide, progressFingerprint } from "../harness/assignments/stop-decision.js";
 import type { TurnHooks } from "../harness/hooks.js";
@@ -60,6 +60,8 @@ export interface AssignmentDeps {
   usage?: { backgroundPaused(): boolean } | undefined;
 }
 
+/** When a run that did not happen or was not saved is tried again. */
+const RETRY_MS = 60_000;
 /** How long a run waits while the daily spend cap pauses background work. */
 const SPEND_CAP_WAIT_MS = 3_600_000;
 
@@ -77,6 +79,8 @@ export class Assignments {
   /** Cost of committed runs by run id, taken from the turn_committed event. */
   readonly #cost = new Map<string, number>();
   readonly #owner: OwnerMessages;
+  /** How contract checks run: commands under the tool timeout (60 s), so a slow one is a gap. */
+  readonly #checks: { workspaceDir: string; allowCommands: boolean; commandTimeoutMs: number };
   /** When an assignment's PROGRESS.md was last mirrored from a tool's change. */
   readonly #mirrored = new Map<string, number>();
 
@@ -86,6 +90,8 @@ export class Assignments {
     this.#log = deps.logger.child({ name: "assignments" });
     this.files = new ProjectFiles(deps.workspaceDir);
     this.defaults = assignmentDefaults(config.agent.id, config.assignments);
+    const allowCommands = config.assignments.commandChecks;
+    this.#checks = { workspaceDir: deps.workspaceDir, allowCommands, commandTimeoutMs: 45_000 };
     this.#owner = new OwnerMessages({
       store: deps.store,
       channels: deps.channels,
@@ -101,21 +107,11 @@ export class Assignments {
     this.#turns = turns;
     this.#events = events;
     events.on((e) => {
+      const cost = (calls: ReadonlyArray<{ costUsd: number }>) =>
+        calls.reduce((sum, c) => sum + c.costUsd, 0);
       if (e.type === "turn_committed" && this.runs.get(e.run.runId))
-        this.#cost.set(
-          e.run.runId,
-          e.run.calls.reduce((sum, c) => sum + c.costUsd, 0),
-        );
+        this.#cost.set(e.run.runId, cost(e.run.calls));
     });
-  }
-
-  #checks() {
-    // Under the tool timeout (60 s by default): a slow check is a gap, not a timed-out work_complete.
-    return {
-      workspaceDir: this.#d.workspaceDir,
-      allowCommands: this.#config.commandChecks,
-      commandTimeoutMs: 45_000,
-    };
   }
 
   /** The hooks every turn gets (inert outside an assignment's run). */
@@ -125,7 +121,7 @@ export class Assignments {
       clock: this.#d.clock,
       maxContinuationPrompts: this.#config.maxContinuationPrompts,
       humanTools,
-      checks: this.#checks(),
+      checks: this.#checks,
     });
   }
 
@@ -134,20 +130,13 @@ export class Assignments {
     return {
       runs: this.runs,
       clock,
-      checks: this.#checks(),
+      checks: this.#checks,
       saved: (live) => this.#save(live),
       itemDone: (live, item) => this.#itemDone(live, item),
       writeSessionState: (id, text) => this.files.writeSessionState(id, text),
       learn: async (text, scope, source) => {
-        const { learning, promoted } = await recordLearning(
-          store,
-          this.#d.workspaceDir,
-          { agentId: this.defaults.agentId, text, scope, source },
-          clock.now(),
-        );
-        if (promoted)
-          return `learned, and added to MEMORY.md (reported in ${learning.sources.length} assignments)`;
-        return `learned (#${learning.id}, reported in ${learning.sources.length} of the 3 assignments that add it to MEMORY.md)`;
+        const learning = { agentId: this.defaults.agentId, text, scope, source };
+        return recordedLine(await recordLearning(store, this.#d.workspaceDir, learning, clock.now()));
       },
     };
   }
@@ -246,7 +235,7 @@ export class Assignments {
       await this.files.ensure(a.id);
       if (await store.sessions.get(a.sessionKey))
         await store.sessions.reset(a.sessionKey, newId("ses"), clock.now());
-      const gaps = a.contract.length > 0 ? await contractGaps(a.contract, this.#checks()) : [];
+      const gaps = a.contract.length > 0 ? await contractGaps(a.contract, this.#checks) : [];
       inputs = [
         {
           type: "trigger",
@@ -297,9 +286,19 @@ export class Assignments {
     } finally {
       if (live) this.runs.end(live.runId);
     }
-    if (!live) return; // the session is held by another process: its run is there
-    const record = await store.runs.get(live.runId);
-    if (!record) return; // interrupted by shutdown: the wake is queued again at the next start
+    const record = live ? await store.runs.get(live.runId) : undefined;
+    if (!live || !record) {
+      // Not run (its session held elsewhere), not saved, or stopped by shutdown: its wake was
+      // used, so another is queued (a run elsewhere or the next start finds it waiting).
+      await queueRun(
+        store,
+        a,
+        clock.now() + RETRY_MS,
+        "the last run did not finish; trying again",
+        clock.now(),
+      );
+      return;
+    }
     await this.#finish(live, record);
   }
 
@@ -321,7 +320,7 @@ export class Assignments {
     cp.tokens += tokens;
     cp.costUsd += cost;
     const accepting = live.acceptedStop !== undefined;
-    const gaps = accepting && a.contract.length > 0 ? await contractGaps(a.contract, this.#checks()) : [];
+    const gaps = accepting && a.contract.length > 0 ? await contractGaps(a.contract, this.#checks) : [];
     const files = await this.files.fingerprint(
       a.id,
       a.contract.flatMap((c) => ("path" in c ? [c.path] : [])),

@@ -34,6 +34,13 @@ export async function recordLearning(
   return { learning: { ...learning, state: "promoted" }, promoted: true };
 }
 
+/** What the `learn` tool tells the model of a recorded learning. */
+export function recordedLine({ learning, promoted }: { learning: Learning; promoted: boolean }): string {
+  const seen = learning.sources.length;
+  if (promoted) return `learned, and added to MEMORY.md (reported in ${seen} assignments)`;
+  return `learned (#${learning.id}, reported in ${seen} of the ${LEARNING_PROMOTE_AT} assignments that add it to MEMORY.md)`;
+}
+
 /** The agent's learning `id`, or an AssignmentInputError naming the problem. */
 async function findLearning(store: LearningStore, agentId: string, id: string): Promise<Learning> {
   const n = Number(id.replace(/^#/, ""));
