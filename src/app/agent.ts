@@ -18,6 +18,7 @@ import { fileTools } from "../harness/tools/file-tools.js";
 import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
 import type { Tool } from "../harness/tools/types.js";
 import type { TurnHooks } from "../harness/hooks.js";
+import { NOT_IN_RUNS } from "../harness/assignments/assignment-tools.js";
 import { ToolLoopDetector } from "../harness/tool-loop.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -88,7 +89,8 @@ export function buildAgent(
       maxResultChars: Math.min(64_000, maxResultCharsFor(primaryWindow)),
       outputDir: path.join(deps.workspaceDir, ".agent-output"),
     });
-    for (const tool of [...tools.list(), ...runTools]) runRegistry.register(tool);
+    const shared = tools.list().filter((t) => !NOT_IN_RUNS.has(t.name));
+    for (const tool of [...shared, ...runTools]) runRegistry.register(tool);
     deps.assignments.useRegistry(runRegistry);
   }
   const compactor = new Compactor({

@@ -5,7 +5,12 @@
  */
 import { z } from "zod";
 import type { ChatTarget } from "../channels/types.js";
-import { cancelAssignment, newAssignment, startAssignment } from "../harness/assignments/assignments.js";
+import {
+  cancelAssignment,
+  findAssignment,
+  newAssignment,
+  startAssignment,
+} from "../harness/assignments/assignments.js";
 import { AssignmentInputError } from "../harness/assignments/errors.js";
 import { firstLine } from "../harness/assignments/project-files.js";
 import { ToolError } from "../harness/tools/tool-error.js";
@@ -16,21 +21,44 @@ import type { Assignments } from "./assignments.js";
 
 const USAGE = "Usage: /task <goal> starts an assignment; /task cancel <id> stops one; /tasks lists them.";
 
-/** The `/task` and `/tasks` commands of `tasks`. */
+/** The same chat: channel, account, chat and thread. */
+function sameChat(a: ChatTarget | null, b: ChatTarget): boolean {
+  return (
+    a !== null &&
+    a.channel === b.channel &&
+    a.accountId === b.accountId &&
+    a.chatId === b.chatId &&
+    (a.threadId ?? null) === (b.threadId ?? null)
+  );
+}
+
+/**
+ * The `/task` and `/tasks` commands of `tasks`. A chat sees and cancels only its own
+ * assignments; one started here is private (MEMORY.md loaded) only in a direct chat, and only
+ * its sender answers its questions.
+ */
 export function taskCommands(tasks: Assignments): TaskCommands {
   const { store, clock } = tasks.deps;
+  const agentId = tasks.defaults.agentId;
   return {
-    async task(args, chat) {
+    async task(args, from) {
       const text = args.trim();
-      if (text === "" || text === "help") return USAGE;
+      if (text === "" || text === "help" || !from) return USAGE;
       try {
-        const cancel = /^cancel\s+(\S+)\s*$/i.exec(text);
-        if (cancel?.[1]) {
-          const a = await cancelAssignment(store, tasks.defaults.agentId, cancel[1], clock.now());
+        const cancel = /^cancel\b\s*(.*)$/i.exec(text);
+        if (cancel) {
+          const id = cancel[1]?.trim() ?? "";
+          if (!/^#?\S+$/.test(id)) return `Cannot do that: id: expected one assignment id. ${USAGE}`;
+          const mine = await findAssignment(store, agentId, id).catch(() => undefined);
+          if (!mine || !sameChat(mine.owner, from.chat))
+            return `Cannot do that: id: no assignment "${id}" started in this chat (/tasks lists them)`;
+          const a = await cancelAssignment(store, agentId, mine.id, clock.now());
           tasks.deps.abort?.(a.sessionKey);
           return `⏹ Task ${a.id} cancelled: ${firstLine(a.goal, 80)}`;
         }
-        const a = newAssignment({ goal: text, owner: chat ?? null }, tasks.defaults, clock.now());
+        const privateChat = from.isDirect && from.chat.channel !== "http";
+        const input = { goal: text, owner: from.chat, requestedBy: from.senderId, privateChat };
+        const a = newAssignment(input, tasks.defaults, clock.now());
         await startAssignment(store, a, clock.now());
         tasks.deps.poke();
         return `🗂 Task ${a.id} started: ${firstLine(a.goal, 100)}\nI work on it in the background and report here. /tasks lists tasks; /task cancel ${a.id} stops it.`;
@@ -39,12 +67,13 @@ export function taskCommands(tasks: Assignments): TaskCommands {
         throw err;
       }
     },
-    async list() {
-      const open = await store.assignments.list(tasks.defaults.agentId, { open: true, limit: 20 });
-      if (open.length === 0) return "No tasks running. /task <goal> starts one.";
+    async list(from) {
+      const all = await store.assignments.list(agentId, { open: true, limit: 200 });
+      const here = from ? all.filter((a) => sameChat(a.owner, from.chat)).slice(0, 20) : [];
+      if (here.length === 0) return "No tasks running in this chat. /task <goal> starts one.";
       return [
         "Tasks:",
-        ...open.map((a) => {
+        ...here.map((a) => {
           const done = a.items.filter((i) => i.status === "done").length;
           return `${a.id} — ${a.state}, ${done}/${a.items.length} items, ${a.checkpoint.runs} runs — ${firstLine(a.goal, 60)}`;
         }),
@@ -78,11 +107,15 @@ export function assignmentChatTools(tasks: Assignments): Tool[] {
         path,
       }));
       try {
-        const a = newAssignment(
-          { goal: args.goal, owner: (ctx.replyTarget as ChatTarget | undefined) ?? null, contract },
-          tasks.defaults,
-          clock.now(),
-        );
+        const input = {
+          goal: args.goal,
+          owner: (ctx.replyTarget as ChatTarget | undefined) ?? null,
+          contract,
+          // Only the person asking answers its questions; MEMORY.md only if they asked privately.
+          requestedBy: ctx.asker?.senderId ?? null,
+          privateChat: ctx.asker?.privateChat ?? false,
+        };
+        const a = newAssignment(input, tasks.defaults, clock.now());
         await startAssignment(store, a, clock.now());
         tasks.deps.poke();
         return {

@@ -10,7 +10,7 @@ import type { GatewayEvents } from "../gateway/events.js";
 import { replyRows } from "../gateway/replies.js";
 import type { ChatTarget } from "../channels/types.js";
 import { queueRun } from "../harness/assignments/assignments.js";
-import type { Assignment } from "../store/repos/assignment-repo.js";
+import type { Assignment, PendingQuestion } from "../store/repos/assignment-repo.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 
@@ -36,10 +36,6 @@ export class OwnerMessages {
 
   /** The end: one message with the outcome, the summary and where the outputs are. */
   async end(a: Assignment, summary: string | undefined): Promise<void> {
-    const now = this.#o.clock.now();
-    a.checkpoint.unreported = [];
-    a.checkpoint.reportedAt = now;
-    await this.#o.store.assignments.saveWork(a.id, { checkpoint: a.checkpoint }, now);
     const done = a.items.filter((i) => i.status === "done").length;
     const outputs = [`${projectDir(a.id)}/`, ...a.contract.flatMap((c) => ("path" in c ? [c.path] : []))];
     const text =
@@ -47,6 +43,10 @@ export class OwnerMessages {
         ? `✅ Task ${a.id} is done: ${firstLine(a.goal, 80)}\n${summary ?? ""}\n${done}/${a.items.length} work items done, ${a.checkpoint.runs} runs. Outputs: ${outputs.join(", ")}`
         : `⚠️ Task ${a.id} stopped (${a.state}): ${a.stateReason ?? "no reason given"}. ${done}/${a.items.length} work items done after ${a.checkpoint.runs} runs. Details: switchyard task show ${a.id}`;
     await this.notify(a, text);
+    // After the message: a crash between the two sends it again at the next start, never not at all.
+    const now = this.#o.clock.now();
+    Object.assign(a.checkpoint, { unreported: [], reportedAt: now, endNotified: true });
+    await this.#o.store.assignments.saveWork(a.id, { checkpoint: a.checkpoint }, now);
   }
 
   /** Tells the owner which items were finished, at most once per reportEveryMinutes (batched). */
@@ -87,7 +87,7 @@ export class OwnerMessages {
     if (now >= q.expiresAt) {
       const hours = Math.round((q.expiresAt - q.askedAt) / 3_600_000);
       const answer = `(No answer from the owner within ${hours} h. Decide without it, note the assumption in notes.md, or end the run.)`;
-      const question = { ...q, answer };
+      const question = { ...q, answer, expired: true };
       if (
         !(await store.assignments.setState(a.id, "active", "the question expired", now, {
           from: ["requires_action"],
@@ -102,7 +102,15 @@ export class OwnerMessages {
       return { ...a, state: "active", question };
     }
     if (now >= q.remindAt && !q.reminded) {
-      await store.assignments.saveWork(a.id, { question: { ...q, reminded: true } }, now);
+      // Only while it still waits: an answer that came meanwhile is not overwritten.
+      const work = { question: { ...q, reminded: true } };
+      if (
+        !(await store.assignments.setState(a.id, "requires_action", a.stateReason, now, {
+          from: ["requires_action"],
+          work,
+        }))
+      )
+        return undefined;
       await this.notify(
         a,
         `🔔 Reminder — task ${a.id} is waiting for you: ${q.text}\n(Reply here, or: switchyard task answer ${a.id} "…")`,
@@ -114,15 +122,25 @@ export class OwnerMessages {
     return undefined;
   }
 
-  /** True when an assignment waits on a question to this chat. */
-  async waiting(target: ChatTarget): Promise<boolean> {
-    return (await this.#o.store.assignments.waitingOn(target)).length > 0;
+  /** The assignments waiting on a question in this chat that `senderId` may answer, oldest first. */
+  async #waitingFor(target: ChatTarget, senderId: string): Promise<Assignment[]> {
+    const waiting = await this.#o.store.assignments.waitingOn(target);
+    return waiting.filter((a) => a.requestedBy === null || a.requestedBy === senderId);
   }
 
-  /** Owner's chat message: answers the oldest question waiting on this chat; the reply to send, or undefined. */
-  async answer(target: ChatTarget, text: string): Promise<string | undefined> {
+  /** True when an assignment waits on a question in this chat that this sender may answer. */
+  async waiting(target: ChatTarget, senderId: string): Promise<boolean> {
+    return (await this.#waitingFor(target, senderId)).length > 0;
+  }
+
+  /**
+   * A message in a chat an assignment waits on, from the person who started it (or anyone, for
+   * one started without a sender): the answer to the oldest question. The reply to send, or
+   * undefined when nothing was waiting after all.
+   */
+  async answer(target: ChatTarget, senderId: string, text: string): Promise<string | undefined> {
     const { store, clock } = this.#o;
-    const [waiting] = await store.assignments.waitingOn(target);
+    const [waiting] = await this.#waitingFor(target, senderId);
     if (!waiting?.question || text.trim() === "") return undefined;
     const question = { ...waiting.question, answer: text.trim().slice(0, 4_000) };
     if (
@@ -137,11 +155,16 @@ export class OwnerMessages {
     return `↪️ Passed to task ${waiting.id}; it goes on now.`;
   }
 
-  /** The question a paused run asks, in the owner's chat. */
-  async ask(a: Assignment, text: string): Promise<void> {
+  /** The question a paused run asks, in the owner's chat; marked sent once it is in the outbox. */
+  async ask(a: Assignment, q: PendingQuestion, again = false): Promise<void> {
     await this.notify(
       a,
-      `❓ Task ${a.id} needs you: ${text}\n(Your next message here is the answer; or: switchyard task answer ${a.id} "…")`,
+      `❓ Task ${a.id} needs you${again ? " (asked again after a restart)" : ""}: ${q.text}\n(Your next message here is the answer; or: switchyard task answer ${a.id} "…")`,
     );
+    const question = { ...q, sent: true };
+    await this.#o.store.assignments.setState(a.id, "requires_action", a.stateReason, this.#o.clock.now(), {
+      from: ["requires_action"],
+      work: { question },
+    });
   }
 }

@@ -24,7 +24,6 @@ import { handoffText } from "../harness/assignments/handoff.js";
 import { type LiveRun, LiveRuns, assignmentHooks } from "../harness/assignments/live-run.js";
 import { recordLearning, recordedLine } from "../harness/assignments/learning-log.js";
 import { ProjectFiles } from "../harness/assignments/project-files.js";
-import { decide, progressFingerprint } from "../harness/assignments/stop-decision.js";
 import type { TurnHooks } from "../harness/hooks.js";
 import type { ToolRegistry } from "../harness/tools/registry.js";
 import type { Tool } from "../harness/tools/types.js";
@@ -34,7 +33,6 @@ import type { LaneTaskContext } from "../gateway/lanes/types.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
 import type { PreparedTurn, TurnSource } from "../gateway/turn-sources.js";
 import type { Assignment, WorkItem } from "../store/repos/assignment-repo.js";
-import type { RunRecord } from "../store/repos/run-repo.js";
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Wake } from "../store/repos/wake-repo.js";
 import type { Store } from "../store/types.js";
@@ -43,6 +41,7 @@ import { newId } from "../util/ids.js";
 import type { Logger } from "../util/logger.js";
 import type { TaskCommands } from "../gateway/commands.js";
 import { assignmentChatTools, taskCommands } from "./assignment-chat.js";
+import { finishRun, mirror } from "./assignment-finish.js";
 import { OwnerMessages } from "./assignment-owner.js";
 
 /** What the assignments need from the gateway. */
@@ -151,14 +150,14 @@ export class Assignments {
     return [...assignmentChatTools(this), learnTool(this.#toolOptions())];
   }
 
-  /** True when an assignment waits on a question to this chat. */
-  waiting(target: ChatTarget): Promise<boolean> {
-    return this.#owner.waiting(target);
+  /** True when an assignment waits on a question to this chat that this sender may answer. */
+  waiting(target: ChatTarget, senderId: string): Promise<boolean> {
+    return this.#owner.waiting(target, senderId);
   }
 
   /** The owner's message in a chat an assignment waits on: its answer (the reply to send, or undefined). */
-  answer(target: ChatTarget, text: string): Promise<string | undefined> {
-    return this.#owner.answer(target, text);
+  answer(target: ChatTarget, senderId: string, text: string): Promise<string | undefined> {
+    return this.#owner.answer(target, senderId, text);
   }
 
   /** The `/task` and `/tasks` commands. */
@@ -179,7 +178,13 @@ export class Assignments {
   /** After a start: an open assignment without a waiting wake (a crash took it) gets one. */
   async recover(): Promise<void> {
     const { store, clock } = this.#d;
-    for (const a of await store.assignments.list(this.defaults.agentId, { open: true })) {
+    for (const a of await store.assignments.list(this.defaults.agentId)) {
+      // A message a crash kept from the outbox: the end, or a question.
+      if (["done", "stalled", "failed"].includes(a.state) && !a.checkpoint.endNotified)
+        await this.#owner.end(a, a.checkpoint.summary ?? undefined);
+      if (a.state === "requires_action" && a.question && !a.question.sent && a.question.answer === undefined)
+        await this.#owner.ask(a, a.question, true);
+      if (!["active", "sleeping", "requires_action"].includes(a.state)) continue;
       if ((await store.wakes.list(a.sessionKey)).length > 0) continue;
       // A waiting question re-queues itself for its reminder or expiry when this wake runs.
       await queueRun(store, a, clock.now(), "resume after a restart", clock.now());
@@ -187,8 +192,26 @@ export class Assignments {
     }
   }
 
-  /** A wake of an assignment's session: its next run, or the question's reminder or expiry. */
+  /**
+   * A wake of an assignment's session: its next run, or the question's reminder or expiry. A
+   * failure (a full disk, a broken store) is logged and the assignment tried again in a minute:
+   * its wake is used up, and nothing else would wake it.
+   */
   async runWake(wake: Wake, ctx: LaneTaskContext): Promise<void> {
+    try {
+      await this.#wake(wake, ctx);
+    } catch (err) {
+      this.#log.error(
+        { err, sessionKey: wake.sessionKey },
+        "assignment run failed; trying again in a minute",
+      );
+      const a = await this.#d.store.assignments.bySession(wake.sessionKey).catch(() => undefined);
+      const now = this.#d.clock.now();
+      if (a) await queueRun(this.#d.store, a, now + RETRY_MS, "the last run failed", now).catch(() => {});
+    }
+  }
+
+  async #wake(wake: Wake, ctx: LaneTaskContext): Promise<void> {
     const { store, clock } = this.#d;
     let a = await store.assignments.bySession(wake.sessionKey);
     if (!a || !["active", "sleeping", "requires_action"].includes(a.state)) return;
@@ -227,7 +250,7 @@ export class Assignments {
           type: "tool_result",
           toolCallId: resume.toolCallId,
           name: resume.tool,
-          content: `The owner answered: ${resume.answer}`,
+          content: resume.expired ? (resume.answer ?? "") : `The owner answered: ${resume.answer}`,
           isError: false,
         },
       ];
@@ -275,7 +298,8 @@ export class Assignments {
           target: null,
           steer: false,
           interactive: false,
-          chat: { privateChat: true, channel: "assignment", chatKind: "background" },
+          // MEMORY.md only for an assignment a person started privately: its messages go to that chat.
+          chat: { privateChat: a.privateChat, channel: "assignment", chatKind: "background" },
           deliver: () => null,
           ...(this.#registry ? { tools: this.#registry } : {}),
         };
@@ -299,86 +323,25 @@ export class Assignments {
       );
       return;
     }
-    await this.#finish(live, record);
+    const costUsd = this.#cost.get(live.runId) ?? 0;
+    this.#cost.delete(live.runId);
+    await finishRun(live, record, {
+      store,
+      clock,
+      files: this.files,
+      owner: this.#owner,
+      log: this.#log,
+      checks: this.#checks,
+      stallThreshold: this.#config.stallThreshold,
+      questionExpiryHours: this.#config.questionExpiryHours,
+      costUsd,
+      poke: this.#d.poke,
+    });
   }
 
   /** The registry an assignment's runs are offered (built by buildAgent with runTools()). */
   useRegistry(registry: ToolRegistry): void {
     this.#registry = registry;
-  }
-
-  async #finish(live: LiveRun, record: RunRecord): Promise<void> {
-    const { store, clock } = this.#d;
-    const a = live.assignment;
-    const cp = a.checkpoint;
-    const now = clock.now();
-    const tokens = record.usage.inputTokens + record.usage.outputTokens;
-    const cost = this.#cost.get(live.runId) ?? 0;
-    this.#cost.delete(live.runId);
-    cp.runs = live.runNo;
-    cp.turns += record.modelCalls;
-    cp.tokens += tokens;
-    cp.costUsd += cost;
-    const accepting = live.acceptedStop !== undefined;
-    const gaps = accepting && a.contract.length > 0 ? await contractGaps(a.contract, this.#checks) : [];
-    const files = await this.files.fingerprint(
-      a.id,
-      a.contract.flatMap((c) => ("path" in c ? [c.path] : [])),
-    );
-    const d = decide(live, {
-      outcome: record.outcome,
-      errorKind: record.errorKind,
-      error: record.error,
-      fingerprint: progressFingerprint(files, live),
-      gaps,
-      stallThreshold: this.#config.stallThreshold,
-      now,
-    });
-    await store.assignments.endRun(a.id, live.runNo, {
-      endedAt: now,
-      directive: d.directive,
-      reason: d.reason,
-      turns: record.modelCalls,
-      tokens,
-      costUsd: cost,
-    });
-    const question =
-      d.directive === "pause" && live.end?.kind === "pause"
-        ? {
-            tool: live.end.tool,
-            toolCallId: live.end.toolCallId,
-            sessionId: live.sessionId,
-            text: live.end.question,
-            askedAt: now,
-            remindAt: now + (this.#config.questionExpiryHours * 3_600_000) / 2,
-            expiresAt: now + this.#config.questionExpiryHours * 3_600_000,
-            reminded: false,
-          }
-        : null;
-    const work = { items: a.items, checkpoint: cp, question };
-    const moved = await store.assignments.setState(a.id, d.state, d.reason, now, { from: ["active"], work });
-    if (!moved) {
-      // Cancelled meanwhile: keep what the run did, not its verdict.
-      await store.assignments.saveWork(a.id, { items: a.items, checkpoint: cp }, now);
-      const current = await store.assignments.get(a.id);
-      if (current) await this.files.write(current);
-      return;
-    }
-    const after: Assignment = { ...a, state: d.state, stateReason: d.reason, question };
-    await this.files.write(after);
-    this.#log.info(
-      { assignment: a.id, run: live.runNo, directive: d.directive, state: d.state, reason: d.reason },
-      "assignment run ended",
-    );
-    if (d.at !== undefined) {
-      await queueRun(store, after, d.at, d.reason, now);
-      this.#d.poke();
-      await this.#owner.report(after);
-    } else if (question) {
-      await this.#owner.report(after);
-      await queueRun(store, after, question.remindAt, "the question's reminder", now);
-      await this.#owner.ask(after, question.text);
-    } else await this.#owner.end(after, d.summary);
   }
 
   async #save(live: LiveRun): Promise<void> {
@@ -387,7 +350,7 @@ export class Assignments {
     // The mirror follows item changes at most every 5 s; every run's end writes it anyway.
     if (now - (this.#mirrored.get(a.id) ?? 0) < 5_000) return;
     this.#mirrored.set(a.id, now);
-    await this.files.write(a);
+    await mirror(a, { files: this.files, log: this.#log });
   }
 
   async #itemDone(live: LiveRun, item: WorkItem): Promise<void> {

@@ -11,7 +11,8 @@ import { UsageError, runSubcommand } from "./subcommand.js";
 import { resolveHome, workspaceDirOf } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import { AssignmentInputError } from "../harness/assignments/errors.js";
-import { dropLearning, promoteLearning } from "../harness/assignments/learning-log.js";
+import { assignmentSources, dropLearning, promoteLearning } from "../harness/assignments/learning-log.js";
+import type { Learning } from "../store/repos/assignment-repo.js";
 import { LEARNED_SECTION } from "../harness/memory/learnings.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { formatTable } from "./table.js";
@@ -75,12 +76,7 @@ async function learnings(argv: string[]): Promise<number> {
           process.stdout.write(
             formatTable(
               [{ header: "ID", right: true }, { header: "STATE" }, { header: "SEEN IN" }, { header: "TEXT" }],
-              all.map((l) => [
-                String(l.id),
-                l.state,
-                `${l.sources.length} assignment${l.sources.length === 1 ? "" : "s"}`,
-                l.text,
-              ]),
+              all.map((l) => [String(l.id), l.state, seenIn(l), l.text]),
             ),
           );
         return 0;
@@ -105,4 +101,13 @@ async function learnings(argv: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** "2 assignments", "1 assignment, 2 chats": where a learning was reported. */
+function seenIn(l: Learning): string {
+  const tasks = assignmentSources(l);
+  const chats = l.sources.length - tasks;
+  const parts = [`${tasks} assignment${tasks === 1 ? "" : "s"}`];
+  if (chats > 0) parts.push(`${chats} chat${chats === 1 ? "" : "s"}`);
+  return parts.join(", ");
 }

@@ -26,12 +26,19 @@ export interface CommandUsage {
 
 export type ChatCommand = "new" | "stop" | "status" | "model" | "compact" | "task" | "tasks" | "help";
 
+/** Where a command came from: the chat, the sender, and whether it is a direct chat. */
+export interface CommandFrom {
+  chat: ChatTarget;
+  senderId: string;
+  isDirect: boolean;
+}
+
 /** `/task` and `/tasks` (multi-day assignments); each returns the reply. */
 export interface TaskCommands {
-  /** `/task <args>` (a goal, or `cancel <id>`) from `chat`. */
-  task(args: string, chat: ChatTarget | undefined): Promise<string>;
-  /** `/tasks`. */
-  list(): Promise<string>;
+  /** `/task <args>` (a goal, or `cancel <id>`). */
+  task(args: string, from: CommandFrom | undefined): Promise<string>;
+  /** `/tasks`: the chat's assignments. */
+  list(from: CommandFrom | undefined): Promise<string>;
 }
 
 const COMMANDS: Record<ChatCommand, string> = {
@@ -87,7 +94,7 @@ export async function runCommand(
   sessionKey: string,
   ctx: CommandContext,
   text = "",
-  chat?: ChatTarget,
+  from?: CommandFrom,
 ): Promise<string> {
   const { store, clock, lanes } = ctx;
   switch (command) {
@@ -119,9 +126,9 @@ export async function runCommand(
       ctx.compact(sessionKey);
       return "This conversation will be compacted at the start of its next turn: older turns become a summary (the full transcript is kept).";
     case "task":
-      return ctx.tasks ? ctx.tasks.task(argumentOf(text), chat) : "Assignments are not available here.";
+      return ctx.tasks ? ctx.tasks.task(argumentOf(text), from) : "Assignments are not available here.";
     case "tasks":
-      return ctx.tasks ? ctx.tasks.list() : "Assignments are not available here.";
+      return ctx.tasks ? ctx.tasks.list(from) : "Assignments are not available here.";
     case "help":
       return helpText();
   }

@@ -51,8 +51,8 @@ export interface RouterOptions {
    * (`answer` returns the reply to send, or undefined when nothing was waiting after all).
    */
   questions?: {
-    waiting(target: ChatTarget): Promise<boolean>;
-    answer(target: ChatTarget, text: string): Promise<string | undefined>;
+    waiting(target: ChatTarget, senderId: string): Promise<boolean>;
+    answer(target: ChatTarget, senderId: string, text: string): Promise<string | undefined>;
   };
   events: GatewayEvents;
   /** False while shutting down: messages are refused uncommitted, so platforms redeliver them. */
@@ -125,7 +125,7 @@ export class Router implements InboundSink {
     // into the queue: one step. Anything else is committed `received`, then routed.
     const admitted =
       parseCommand(message.text) === undefined &&
-      !(await this.#o.questions?.waiting(chatTargetOf(message))) &&
+      !(await this.#o.questions?.waiting(chatTargetOf(message), message.senderId)) &&
       (await this.admits(message));
     const { record, duplicate } = await store.inbox.receive(
       message,
@@ -193,19 +193,14 @@ export class Router implements InboundSink {
     }
     const command = parseCommand(message.text);
     if (command) {
-      const reply = await runCommand(
-        command,
-        sessionKey,
-        this.#o.commands,
-        message.text,
-        chatTargetOf(message),
-      );
+      const from = { chat: chatTargetOf(message), senderId: message.senderId, isDirect: message.isDirect };
+      const reply = await runCommand(command, sessionKey, this.#o.commands, message.text, from);
       await this.#rejectWithReply(record, `${COMMAND_REASON_PREFIX}${command}`, reply);
       metrics.inbound.inc({ channel: message.channel, verdict: "command" });
       this.#o.events.emit({ type: "message_rejected", inboxId: record.id, replies: [reply] });
       return { status: "command", reply, sessionKey };
     }
-    const answered = await this.#o.questions?.answer(chatTargetOf(message), message.text);
+    const answered = await this.#o.questions?.answer(chatTargetOf(message), message.senderId, message.text);
     if (answered) {
       await this.#rejectWithReply(record, "answered an assignment's question", answered);
       metrics.inbound.inc({ channel: message.channel, verdict: "command" });

@@ -224,6 +224,7 @@ export class TurnRunner {
         origin: turn.runTrigger === "user" ? "human" : turn.runTrigger,
         modelOverride: model,
         chat: turn.chat,
+        asker: { privateChat: turn.chat.privateChat, senderId: turn.recipientId },
         ...(target ? { replyTarget: target } : {}),
         lease,
         inputs: turn.inputs,
@@ -233,13 +234,8 @@ export class TurnRunner {
         ...(turn.steer
           ? {
               takeSteered: async () => {
-                const more = await o.store.inbox.claim(
-                  sessionKey,
-                  sessionId,
-                  runId,
-                  { all: true, lease },
-                  o.clock.now(),
-                );
+                const steer = { all: true, lease };
+                const more = await o.store.inbox.claim(sessionKey, sessionId, runId, steer, o.clock.now());
                 for (const r of more) turn.inboxIds.push(r.id);
                 return more.map((r) => r.message.text);
               },

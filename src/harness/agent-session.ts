@@ -17,7 +17,7 @@ import type { ChatMessage } from "./providers/types.js";
 import type { PromptTurn, SystemPrompt } from "./system-prompt.js";
 import { type AgentRunResult, type RunLaneContext, runAgent } from "./run.js";
 import type { ToolRegistry } from "./tools/registry.js";
-import type { ReplyTarget } from "./tools/types.js";
+import type { Asker, ReplyTarget } from "./tools/types.js";
 import { findOrphanedToolCalls, toChatMessages } from "./transcript.js";
 
 /** What started a turn. */
@@ -70,6 +70,8 @@ export interface TurnSpec {
   chat?: ChatContext;
   /** Where the turn's answer goes, for tools (a reminder scheduled from a chat goes back to it). */
   replyTarget?: ReplyTarget;
+  /** Who the turn answers, for tools (whether the chat is private, the sender). */
+  asker?: Asker;
   /** Who the work is for (the caps treat background work differently); default human. */
   origin?: UsageOrigin;
   /** The session's `/model` choice (strict: no fallback); null for the configured chain. */
@@ -179,6 +181,7 @@ export class AgentSession {
       turn,
       ...(spec.takeSteered ? { takeSteered: spec.takeSteered } : {}),
       ...(spec.replyTarget ? { replyTarget: spec.replyTarget } : {}),
+      ...(spec.asker ? { asker: spec.asker } : {}),
       ...(spec.onTextDelta ? { onTextDelta: spec.onTextDelta } : {}),
       ...(spec.onTextReset ? { onTextReset: spec.onTextReset } : {}),
       ...(spec.onNotice ? { onNotice: spec.onNotice } : {}),

@@ -17,7 +17,7 @@ import type { ChatMessage, TokenUsage, ToolCall } from "./providers/types.js";
 import type { ProviderError } from "./providers/provider-error.js";
 import { ZERO_USAGE, addUsage } from "./providers/usage.js";
 import type { ToolRegistry } from "./tools/registry.js";
-import type { ReplyTarget } from "./tools/types.js";
+import type { Asker, ReplyTarget } from "./tools/types.js";
 
 /**
  * How a run ended. `yielded`: a hook ended it on purpose before a final answer (an
@@ -59,6 +59,8 @@ export interface AgentRunOptions {
   takeSteered?(): Promise<string[]>;
   /** The chat the turn answers in, for tools (ToolContext.replyTarget). */
   replyTarget?: ReplyTarget;
+  /** Who the turn answers, for tools (ToolContext.asker). */
+  asker?: Asker;
   onTextDelta?(text: string): void;
   /** The last `chars` characters passed to onTextDelta were discarded (a failed attempt). */
   onTextReset?(chars: number): void;
@@ -317,6 +319,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
               toolCallId: call.id,
               signal: lane.signal,
               ...(options.replyTarget ? { replyTarget: options.replyTarget } : {}),
+              ...(options.asker ? { asker: options.asker } : {}),
             });
         if (hooks.afterToolCall) out = await hooks.afterToolCall(call, out, turn);
         content = out.content;

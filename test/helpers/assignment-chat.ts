@@ -1,6 +1,6 @@
 /**
- * A gateway on the fake Telegram Bot API and the model simulator, on a ManualClock, with Ann as
- * the one allowed person: what the assignment tests drive (`/task`, her replies, what she got).
+ * A gateway on the fake Telegram Bot API and the model simulator, on a ManualClock, with Ann and
+ * Bob allowed to write: what the assignment tests drive (`/task`, replies, what each got).
  */
 import type { ManualClock } from "../../src/util/clock.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
@@ -10,6 +10,7 @@ import { type TestGateway, simulatorConfig, startTestGateway } from "./test-gate
 const TOKEN = "123456:AAtest-token-for-the-fake-bot-api-000";
 const BOT = { token: TOKEN, id: 123456, username: "switchyard_bot", firstName: "Switchyard" };
 export const ANN = { id: 42, first_name: "Ann" };
+export const BOB = { id: 43, first_name: "Bob" };
 
 /** One test's gateway, fakes and the ways to talk as Ann. */
 export class AssignmentChat {
@@ -31,7 +32,7 @@ export class AssignmentChat {
     this.gw = await startTestGateway(
       {
         ...simulatorConfig(this.sim, "anthropic"),
-        channels: { telegram: { token: TOKEN, apiRoot: this.tg.apiRoot, allowFrom: [ANN.id] } },
+        channels: { telegram: { token: TOKEN, apiRoot: this.tg.apiRoot, allowFrom: [ANN.id, BOB.id] } },
         heartbeat: { everyMs: 0 },
         ...extra,
       },
@@ -40,14 +41,14 @@ export class AssignmentChat {
     return this.gw;
   }
 
-  /** Ann writes in her private chat. */
-  say(text: string): void {
-    this.tg?.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text });
+  /** Ann (or `who`) writes in her private chat. */
+  say(text: string, who = ANN): void {
+    this.tg?.pushMessage(TOKEN, { chat: { id: who.id, type: "private" }, from: who, text });
   }
 
-  /** What Ann got, in order. */
-  texts(): string[] {
-    return this.tg?.sentMessages({ chatId: ANN.id }).map((m) => m.text ?? "") ?? [];
+  /** What Ann (or `who`) got in her private chat, in order. */
+  texts(who = ANN): string[] {
+    return this.tg?.sentMessages({ chatId: who.id }).map((m) => m.text ?? "") ?? [];
   }
 
   async close(): Promise<void> {

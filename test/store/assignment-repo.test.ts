@@ -28,6 +28,8 @@ function assignment(id: string, over: Partial<Assignment> = {}): Assignment {
     agentId: "main",
     goal: `Goal of ${id}`,
     owner: ANN,
+    requestedBy: null,
+    privateChat: true,
     sessionKey: `agent:${over.agentId ?? "main"}:task:${id}`,
     state: "active",
     stateReason: null,

@@ -15,6 +15,14 @@ import { cleanLearning } from "../memory/learnings.js";
 import { AssignmentInputError } from "./errors.js";
 import { type LiveRun, type LiveRuns, describeItems, openItems } from "./live-run.js";
 
+/** Tools an assignment's runs are not offered: its wakes are the runner's, and it cannot start another. */
+export const NOT_IN_RUNS: ReadonlySet<string> = new Set([
+  "schedule_wake",
+  "list_wakes",
+  "cancel_wake",
+  "task_start",
+]);
+
 /** Work items per assignment. */
 export const MAX_WORK_ITEMS = 100;
 
@@ -92,6 +100,15 @@ function liveOf(o: AssignmentToolOptions, ctx: ToolContext): LiveRun {
   return live;
 }
 
+/** Refuses to end a run that already waits for the owner (their answer must not be lost). */
+function notPaused(live: LiveRun): void {
+  if (live.end?.kind === "pause")
+    throw new ToolError(
+      "failed",
+      `not done: this run already waits for the owner's answer to ${live.end.tool}; it ends now and resumes with their answer`,
+    );
+}
+
 /** work_item_*, work_complete, ask_owner, request_approval, end_run. */
 export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   const add: Tool<typeof addParameters> = {
@@ -166,6 +183,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
     parameters: completeParameters,
     async run(args, ctx) {
       const live = liveOf(o, ctx);
+      notPaused(live);
       const a = live.assignment;
       const open = openItems(a.items);
       if (open.length > 0)
@@ -212,6 +230,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
     parameters: endParameters,
     async run(args, ctx) {
       const live = liveOf(o, ctx);
+      notPaused(live);
       for (const [i, text] of (args.learnings ?? []).entries()) {
         const clean = cleanLearning(text);
         if (typeof clean !== "string")

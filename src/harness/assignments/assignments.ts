@@ -69,7 +69,15 @@ export function checkGoal(goal: string): string {
 
 /** A new assignment (not stored): checked goal and contract, limits from the defaults. */
 export function newAssignment(
-  input: { goal: string; owner: ReplyTarget | null; contract?: readonly ContractCheck[] },
+  input: {
+    goal: string;
+    owner: ReplyTarget | null;
+    contract?: readonly ContractCheck[];
+    /** The sender who asked for it (only they answer its questions); default anyone in the chat. */
+    requestedBy?: string | null;
+    /** The owner chat is private (default true: the CLI's operator, a direct chat). */
+    privateChat?: boolean;
+  },
   d: AssignmentDefaults,
   now: number,
 ): Assignment {
@@ -82,6 +90,8 @@ export function newAssignment(
     goal,
     // A chat as the gateway named it (ReplyTarget restates ChatTarget for the harness).
     owner: input.owner as Assignment["owner"],
+    requestedBy: input.requestedBy ?? null,
+    privateChat: input.privateChat ?? true,
     sessionKey: assignmentSessionKey(d.agentId, id),
     state: "active",
     stateReason: null,
@@ -103,16 +113,20 @@ export async function startAssignment(store: AssignmentStore, a: Assignment, now
   await queueRun(store, a, now, "start");
 }
 
-/** Queues the assignment's next run at `at` (a wake in its session), unless one is waiting by then. */
+/**
+ * Queues the assignment's next run at `at` (a wake in its session), unless one is waiting by
+ * then; with `replace`, instead of whatever waits (a run's directive replaces a retry).
+ */
 export async function queueRun(
   store: AssignmentStore,
   a: Pick<Assignment, "sessionKey" | "owner">,
   at: number,
   why: string,
   now = at,
+  replace = false,
 ): Promise<void> {
   const pending = await store.wakes.list(a.sessionKey);
-  if (pending.some((w) => w.dueAt <= at)) return;
+  if (!replace && pending.some((w) => w.dueAt <= at)) return;
   for (const w of pending) await store.wakes.cancel(w.id, a.sessionKey);
   await store.wakes.add(
     { sessionKey: a.sessionKey, dueAt: at, reason: why, target: a.owner },

@@ -37,6 +37,14 @@ export function handoffText(
     for (const c of a.contract) lines.push(`- ${describeCheck(c)}`);
     if (gaps.length > 0) lines.push("Not met yet:", ...gaps.map((g) => `- ${g}`));
   }
+  const answered = a.checkpoint.lastAnswer;
+  if (answered)
+    lines.push(
+      "",
+      "## The owner's last answer",
+      `You asked: ${answered.question}`,
+      `They answered: ${answered.answer}`,
+    );
   const last = a.checkpoint.lastDirective;
   if (last) lines.push("", `## Last run`, `${last.directive}: ${last.reason}`);
   lines.push(

@@ -27,16 +27,22 @@ export async function recordLearning(
     { agentId: l.agentId, norm: normalizeLearning(text), text, scope: l.scope ?? null, source: l.source },
     now,
   );
-  if (learning.state !== "candidate" || learning.sources.length < LEARNING_PROMOTE_AT)
+  // Only assignments count: a lesson from chats (their sources are session keys) waits for the owner.
+  if (learning.state !== "candidate" || assignmentSources(learning) < LEARNING_PROMOTE_AT)
     return { learning, promoted: false };
   await promoteToMemory(workspaceDir, learning.text);
   await store.learnings.setState(learning.id, "promoted", now);
   return { learning: { ...learning, state: "promoted" }, promoted: true };
 }
 
+/** How many assignments (not chat sessions) reported a learning. */
+export function assignmentSources(learning: Learning): number {
+  return learning.sources.filter((s) => !s.startsWith("agent:")).length;
+}
+
 /** What the `learn` tool tells the model of a recorded learning. */
 export function recordedLine({ learning, promoted }: { learning: Learning; promoted: boolean }): string {
-  const seen = learning.sources.length;
+  const seen = assignmentSources(learning);
   if (promoted) return `learned, and added to MEMORY.md (reported in ${seen} assignments)`;
   return `learned (#${learning.id}, reported in ${seen} of the ${LEARNING_PROMOTE_AT} assignments that add it to MEMORY.md)`;
 }

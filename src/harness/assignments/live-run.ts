@@ -74,6 +74,18 @@ export function describeItems(items: readonly WorkItem[]): string {
   return items.map((i) => `#${i.id} "${i.title}" (${i.status.replace("_", " ")})`).join(", ");
 }
 
+/** Tools that only read: their calls are left out of the progress fingerprint. */
+export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "read_file",
+  "list_files",
+  "memory_search",
+  "memory_get",
+  "skill",
+  "work_item_list",
+  "list_wakes",
+  "cron_list",
+]);
+
 /** The nudge sent when the model stops without a tool call or work_complete. */
 export const CONTINUATION_PROMPT =
   "You stopped without calling work_complete. Do not repeat yourself; either call work_complete (when every work item is done) or make the next tool call.";
@@ -114,9 +126,11 @@ export function assignmentHooks(o: AssignmentHookOptions): TurnHooks {
       const live = o.runs.get(turn.runId);
       if (!live) return outcome;
       live.nudgesInRow = 0;
-      live.calls.add(
-        createHash("sha1").update(`${call.name}\0${call.argumentsJson}\0${outcome.content}`).digest("hex"),
-      );
+      // Reading is not progress (PROGRESS.md changes every run): only calls that act count.
+      if (!READ_ONLY_TOOLS.has(call.name))
+        live.calls.add(
+          createHash("sha1").update(`${call.name}\0${call.argumentsJson}\0${outcome.content}`).digest("hex"),
+        );
       if (!o.humanTools.has(call.name) || outcome.isError) return outcome;
       if (live.end)
         return {

@@ -118,8 +118,9 @@ export class ProjectFiles {
   }
 
   /**
-   * A digest of the project folder and `extra` workspace paths (names, sizes, modification
-   * times; the files the gateway writes itself left out): what changes when work is done.
+   * A digest of the project folder and `extra` workspace paths (names and contents; a file over
+   * 256 KB by size and modification time; the files the gateway writes itself left out): what
+   * changes when work is done. A file rewritten with the same text is no change.
    */
   async fingerprint(id: string, extra: readonly string[]): Promise<string> {
     const hash = createHash("sha1");
@@ -133,19 +134,25 @@ export class ProjectFiles {
           continue;
         const full = path.join(dir, e.name);
         if (e.isDirectory()) await walk(full, `${rel}${e.name}/`);
-        else {
-          const s = await stat(full).catch(() => undefined);
-          if (s) hash.update(`${rel}${e.name}\0${s.size}\0${s.mtimeMs}\n`);
-        }
+        else hash.update(`${rel}${e.name}\0${await fileDigest(full)}\n`);
       }
     };
     await walk(this.#abs(id), "");
-    for (const p of extra) {
-      const s = await stat(path.resolve(this.#workspaceDir, p)).catch(() => undefined);
-      hash.update(`${p}\0${s ? `${s.size}\0${s.mtimeMs}` : "-"}\n`);
-    }
+    for (const p of extra) hash.update(`${p}\0${await fileDigest(path.resolve(this.#workspaceDir, p))}\n`);
     return hash.digest("hex");
   }
+}
+
+/** Files up to this size are compared by content. */
+const DIGEST_MAX_BYTES = 256 * 1024;
+
+/** A file's content digest ("-" when missing; size and time when large). */
+async function fileDigest(abs: string): Promise<string> {
+  const s = await stat(abs).catch(() => undefined);
+  if (!s?.isFile()) return "-";
+  if (s.size > DIGEST_MAX_BYTES) return `${s.size}:${s.mtimeMs}`;
+  const bytes = await readFile(abs).catch(() => undefined);
+  return bytes ? createHash("sha1").update(bytes).digest("hex") : "-";
 }
 
 function head(text: string, max: number): string {

@@ -19,6 +19,16 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The chat this turn answers in (a reminder the agent schedules goes there); absent: none. */
   replyTarget?: ReplyTarget;
+  /** Who the turn answers and whether the chat is private (a direct chat); absent: unknown. */
+  asker?: Asker;
+}
+
+/** The person a turn answers, as tools see them. */
+export interface Asker {
+  /** The sender of the message (absent for background work). */
+  senderId?: string;
+  /** A direct chat: MEMORY.md and daily notes are loaded there. */
+  privateChat: boolean;
 }
 
 /** A chat as tools see it (the gateway's ChatTarget, restated: the harness imports no channel). */

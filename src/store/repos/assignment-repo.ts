@@ -67,6 +67,10 @@ export interface PendingQuestion {
   reminded: boolean;
   /** The owner's answer, once given; the next run records it as the tool's result. */
   answer?: string;
+  /** No answer came before `expiresAt`: `answer` says so. */
+  expired?: boolean;
+  /** The question reached the outbox (a restart asks again when it did not). */
+  sent?: boolean;
 }
 
 /** Machine state the stop decision and the next run read (mirrored in checkpoint.json). */
@@ -89,6 +93,10 @@ export interface Checkpoint {
   /** When the owner last got a progress message, and the finished items not told yet. */
   reportedAt: number | null;
   unreported: string[];
+  /** The last question a run resumed with and its answer, for the handoff of later runs. */
+  lastAnswer?: { question: string; answer: string } | null;
+  /** The end message reached the outbox (a restart sends it when it did not). */
+  endNotified?: boolean;
 }
 
 /** One assignment. */
@@ -98,6 +106,10 @@ export interface Assignment {
   goal: string;
   /** The chat that gets progress, questions and the end summary; null: none (CLI, no --deliver). */
   owner: ChatTarget | null;
+  /** The sender who started it: only they answer its questions in the owner chat (null: anyone there). */
+  requestedBy: string | null;
+  /** The owner chat is private (a direct chat, or the CLI): runs load MEMORY.md and daily notes. */
+  privateChat: boolean;
   /** Its own session, every run in it. */
   sessionKey: string;
   state: AssignmentState;

@@ -29,6 +29,8 @@ interface AssignmentRow {
   question: string | null;
   created_at: number;
   updated_at: number;
+  requested_by: string | null;
+  private: 0 | 1;
 }
 
 function toAssignment(r: AssignmentRow): Assignment {
@@ -37,6 +39,8 @@ function toAssignment(r: AssignmentRow): Assignment {
     agentId: r.agent_id,
     goal: r.goal,
     owner: r.owner === null ? null : (JSON.parse(r.owner) as ChatTarget),
+    requestedBy: r.requested_by,
+    privateChat: r.private === 1,
     sessionKey: r.session_key,
     state: r.state,
     stateReason: r.state_reason,
@@ -95,8 +99,8 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
   async create(a: Assignment): Promise<void> {
     guard(this.#path, () =>
       this.#sql(
-        `INSERT INTO assignments (id, agent_id, goal, owner, session_key, state, state_reason, limits, contract, items, checkpoint, question, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO assignments (id, agent_id, goal, owner, session_key, state, state_reason, limits, contract, items, checkpoint, question, created_at, updated_at, requested_by, private)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         a.id,
         a.agentId,
@@ -112,6 +116,8 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
         a.question ? JSON.stringify(a.question) : null,
         a.createdAt,
         a.updatedAt,
+        a.requestedBy,
+        a.privateChat ? 1 : 0,
       ),
     );
   }

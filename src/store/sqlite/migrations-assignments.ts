@@ -1,11 +1,12 @@
 /**
- * Assignments' schema step (v10: assignments, their run log, learnings), spread into MIGRATIONS
+ * Assignments' schema steps (v10: assignments, their run log, learnings; v11: who started one
+ * and whether its chat is private), spread into MIGRATIONS
  * after the scheduler's (migrations.ts); append only, never edit one that has shipped.
  */
 
 import type { Migration } from "./migration.js";
 
-/** Version 10. */
+/** Versions 10 and 11. */
 export const ASSIGNMENT_MIGRATIONS: readonly Migration[] = [
   {
     version: 10,
@@ -57,6 +58,16 @@ export const ASSIGNMENT_MIGRATIONS: readonly Migration[] = [
         updated_at INTEGER NOT NULL,
         UNIQUE (agent_id, norm)
       );
+    `,
+  },
+  {
+    version: 11,
+    name: "who started an assignment, and whether its chat is private",
+    // requested_by: only that sender answers the assignment's questions in its chat (null:
+    // anyone there). private: the owner chat is a direct one, so runs may load MEMORY.md.
+    sql: `
+      ALTER TABLE assignments ADD COLUMN requested_by TEXT;
+      ALTER TABLE assignments ADD COLUMN private INTEGER NOT NULL DEFAULT 1 CHECK (private IN (0, 1));
     `,
   },
 ];

@@ -29,6 +29,8 @@ function assignment(over: Partial<Assignment> = {}): Assignment {
     agentId: "main",
     goal: "Write the report",
     owner: { channel: "telegram", accountId: "default", chatId: "42" },
+    requestedBy: null,
+    privateChat: true,
     sessionKey: "agent:main:task:t0000001",
     state: "active",
     stateReason: null,
@@ -348,6 +350,20 @@ describe("assignment tools", () => {
       expect(await ok("request_approval", { action: "Buy a domain for $12" })).toBe(
         "Approval needed: Buy a domain for $12\nReply yes or no (or say what to change).",
       );
+    });
+
+    it("once a question is pending, end_run and work_complete in the same turn are refused", async () => {
+      live.end = { kind: "pause", tool: "ask_owner", toolCallId: "c1", question: "Which format?" };
+      for (const [name, args] of [
+        ["end_run", { next: "sleep", sleepMinutes: 60 }],
+        ["work_complete", { summary: "Done." }],
+      ] as const) {
+        const r = await call(name, args);
+        expect(r.content).toMatch(
+          /^error \(failed\): not done: this run already waits for the owner's answer/,
+        );
+      }
+      expect(live.end).toMatchObject({ kind: "pause" });
     });
 
     it("ask_owner and request_approval fail for an assignment without an owner", async () => {

@@ -36,6 +36,8 @@ function assignment(over: Partial<Assignment> = {}): Assignment {
     agentId: "main",
     goal: "Write the report",
     owner: { channel: "telegram", accountId: "default", chatId: "42" },
+    requestedBy: null,
+    privateChat: true,
     sessionKey: "agent:main:task:t0000001",
     state: "active",
     stateReason: null,
@@ -515,7 +517,13 @@ describe("assignmentHooks", () => {
 
     it("records a digest per distinct call and leaves other tools' results alone", async () => {
       const { hooks, live } = setup();
-      const read = { id: "c1", name: "read_file", argumentsJson: '{"path":"a"}' };
+      await hooks.afterToolCall?.(
+        { id: "c0", name: "read_file", argumentsJson: "{}" },
+        { content: "x", isError: false },
+        turn(),
+      );
+      expect(live.calls.size).toBe(0); // reading is not progress
+      const read = { id: "c1", name: "write_file", argumentsJson: '{"path":"a"}' };
       const outcome: ToolOutcome = { content: "text", isError: false };
       expect(await hooks.afterToolCall?.(read, outcome, turn())).toBe(outcome);
       await hooks.afterToolCall?.({ ...read, id: "c2" }, outcome, turn());

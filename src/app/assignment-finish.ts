@@ -1,0 +1,123 @@
+/**
+ * The end of an assignment's run: its usage added to the checkpoint, the stop decision, the run
+ * log, the new state, then — in this order, so a crash loses no step that matters — the next
+ * wake, the owner's message (a question is marked sent once it is in the outbox; the end message
+ * likewise), and last the PROGRESS.md / checkpoint.json mirror, best effort.
+ */
+import { queueRun } from "../harness/assignments/assignments.js";
+import { contractGaps } from "../harness/assignments/contract.js";
+import type { LiveRun } from "../harness/assignments/live-run.js";
+import type { ProjectFiles } from "../harness/assignments/project-files.js";
+import { decide, progressFingerprint } from "../harness/assignments/stop-decision.js";
+import { totalTokens } from "../harness/models/prices.js";
+import type { Assignment, PendingQuestion } from "../store/repos/assignment-repo.js";
+import type { RunRecord } from "../store/repos/run-repo.js";
+import type { Store } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import type { OwnerMessages } from "./assignment-owner.js";
+
+/** What finishing a run needs. */
+export interface FinishContext {
+  store: Store;
+  clock: Clock;
+  files: ProjectFiles;
+  owner: OwnerMessages;
+  log: Logger;
+  checks: { workspaceDir: string; allowCommands: boolean; commandTimeoutMs: number };
+  stallThreshold: number;
+  questionExpiryHours: number;
+  /** The run's cost (USD), from its committed record's calls. */
+  costUsd: number;
+  poke(): void;
+}
+
+/** Applies the end of a run (see the file header). */
+export async function finishRun(live: LiveRun, record: RunRecord, c: FinishContext): Promise<void> {
+  const { store, clock } = c;
+  const a = live.assignment;
+  const cp = a.checkpoint;
+  const now = clock.now();
+  const tokens = totalTokens(record.usage);
+  cp.runs = live.runNo;
+  cp.turns += record.modelCalls;
+  cp.tokens += tokens;
+  cp.costUsd += c.costUsd;
+  const gaps =
+    live.acceptedStop !== undefined && a.contract.length > 0 ? await contractGaps(a.contract, c.checks) : [];
+  const files = await c.files.fingerprint(a.id, contractPaths(a));
+  const d = decide(live, {
+    outcome: record.outcome,
+    errorKind: record.errorKind,
+    error: record.error,
+    fingerprint: progressFingerprint(files, live),
+    gaps,
+    stallThreshold: c.stallThreshold,
+    now,
+  });
+  await store.assignments.endRun(a.id, live.runNo, {
+    endedAt: now,
+    directive: d.directive,
+    reason: d.reason,
+    turns: record.modelCalls,
+    tokens,
+    costUsd: c.costUsd,
+  });
+  // A run resumed with the owner's answer: kept if it failed (the next run resumes again), and
+  // remembered for the handoff of later, fresh runs once it went through.
+  const resumed = a.question?.answer !== undefined ? a.question : null;
+  const through = record.outcome === "answered" || record.outcome === "yielded";
+  if (resumed && through) cp.lastAnswer = { question: resumed.text, answer: resumed.answer ?? "" };
+  const asked = d.directive === "pause" && live.end?.kind === "pause" ? live.end : undefined;
+  const question: PendingQuestion | null = asked
+    ? {
+        tool: asked.tool,
+        toolCallId: asked.toolCallId,
+        sessionId: live.sessionId,
+        text: asked.question,
+        askedAt: now,
+        remindAt: now + (c.questionExpiryHours * 3_600_000) / 2,
+        expiresAt: now + c.questionExpiryHours * 3_600_000,
+        reminded: false,
+      }
+    : resumed && !through
+      ? resumed
+      : null;
+  const work = { items: a.items, checkpoint: cp, question };
+  const moved = await store.assignments.setState(a.id, d.state, d.reason, now, { from: ["active"], work });
+  if (!moved) {
+    // Cancelled meanwhile: keep what the run did, not its verdict.
+    await store.assignments.saveWork(a.id, { items: a.items, checkpoint: cp }, now);
+    const current = await store.assignments.get(a.id);
+    if (current) await mirror(current, c);
+    return;
+  }
+  const after: Assignment = { ...a, state: d.state, stateReason: d.reason, question };
+  c.log.info(
+    { assignment: a.id, run: live.runNo, directive: d.directive, state: d.state, reason: d.reason },
+    "assignment run ended",
+  );
+  if (d.at !== undefined) {
+    // The directive's wake replaces any earlier one (a retry queued while this run went on).
+    await queueRun(store, after, d.at, d.reason, now, true);
+    c.poke();
+    await c.owner.report(after);
+  } else if (asked && question) {
+    await c.owner.ask(after, question);
+    await queueRun(store, after, question.remindAt, "the question's reminder", now, true);
+    await c.owner.report(after);
+  } else await c.owner.end(after, d.summary);
+  await mirror(after, c);
+}
+
+/** The workspace paths the contract names (their changes count as progress). */
+export function contractPaths(a: Assignment): string[] {
+  return a.contract.flatMap((check) => ("path" in check ? [check.path] : []));
+}
+
+/** PROGRESS.md and checkpoint.json from `a`; a failure is logged (the database is the record). */
+export async function mirror(a: Assignment, c: Pick<FinishContext, "files" | "log">): Promise<void> {
+  await c.files.write(a).catch((err: unknown) => {
+    c.log.warn({ err, assignment: a.id }, "could not write the assignment's PROGRESS.md / checkpoint.json");
+  });
+}
