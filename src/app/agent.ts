@@ -132,6 +132,8 @@ export function buildAgent(
       historyLimit: agent.historyLimit,
     },
     prompt,
+    // An assignment's continuation prompts are bounded by its own setting, not the loop's default.
+    maxContinuations: Math.max(3, config.assignments.maxContinuationPrompts),
     hooks: [
       compactor.hooks(),
       new ToolLoopDetector(agent.toolLoop).hooks(),

@@ -100,6 +100,8 @@ export interface AgentSessionOptions {
   prompt: SystemPrompt;
   /** Hook sets, called in this order; default none. */
   hooks?: readonly TurnHooks[];
+  /** Times `beforeStop` may send a turn on after an answer; default 3. */
+  maxContinuations?: number;
   clock: Clock;
 }
 
@@ -179,6 +181,7 @@ export class AgentSession {
       append,
       hooks: this.#hooks,
       turn,
+      ...(o.maxContinuations !== undefined ? { maxContinuations: o.maxContinuations } : {}),
       ...(spec.takeSteered ? { takeSteered: spec.takeSteered } : {}),
       ...(spec.replyTarget ? { replyTarget: spec.replyTarget } : {}),
       ...(spec.asker ? { asker: spec.asker } : {}),
