@@ -6,10 +6,8 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { UsageError, runSubcommand } from "./subcommand.js";
+import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 import { channelModules } from "../channels/registry.js";
-import { resolveHome } from "../config/home.js";
-import { loadConfig } from "../config/load.js";
 import { configuredAccounts } from "../cron/config-channels.js";
 import {
   type JobInput,
@@ -62,21 +60,13 @@ export async function runCron(argv: string[]): Promise<number> {
 }
 
 async function cron(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
-  }
-  const { values: v, positionals } = parsed;
+  const { values: v, positionals } = parseOrUsage(
+    () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
+    USAGE,
+  );
   const [action, target, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-  const { config, file } = loadConfig({
-    ...(v.config ? { path: v.config } : {}),
-    cwd: process.cwd(),
-    env: process.env,
-  });
-  const home = resolveHome(v.home, process.env, process.cwd());
+  const { config, file, home } = subcommandHome(v);
   const store = openSqliteStore({ path: join(home, "switchyard.db") });
   const agentId = config.agent.id;
   const now = Date.now();

@@ -7,9 +7,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { UsageError, runSubcommand } from "./subcommand.js";
-import { resolveHome, workspaceDirOf } from "../config/home.js";
-import { loadConfig } from "../config/load.js";
+import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 import { AssignmentInputError } from "../harness/assignments/errors.js";
 import { assignmentSources, dropLearning, promoteLearning } from "../harness/assignments/learning-log.js";
 import type { Learning } from "../store/repos/assignment-repo.js";
@@ -37,13 +35,10 @@ export async function runLearnings(argv: string[]): Promise<number> {
 }
 
 async function learnings(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
-  }
-  const { values: v, positionals } = parsed;
+  const { values: v, positionals } = parseOrUsage(
+    () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
+    USAGE,
+  );
   const [action, id, ...extra] = positionals;
   if (action === "help" || action === undefined) {
     process.stdout.write(USAGE);
@@ -55,13 +50,7 @@ async function learnings(argv: string[]): Promise<number> {
   if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`);
   if (action !== "list" && id === undefined)
     throw new UsageError(`${action} needs a learning id (see switchyard learnings list)`);
-  const { config } = loadConfig({
-    ...(v.config ? { path: v.config } : {}),
-    cwd: process.cwd(),
-    env: process.env,
-  });
-  const home = resolveHome(v.home, process.env, process.cwd());
-  const workspaceDir = workspaceDirOf(config, home);
+  const { config, home, workspaceDir } = subcommandHome(v);
   const agentId = config.agent.id;
   const now = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);

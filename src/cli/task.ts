@@ -6,11 +6,9 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { UsageError, runSubcommand } from "./subcommand.js";
+import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 import type { ChatTarget } from "../channels/types.js";
 import { channelModules } from "../channels/registry.js";
-import { resolveHome, workspaceDirOf } from "../config/home.js";
-import { loadConfig } from "../config/load.js";
 import { configuredAccounts } from "../cron/config-channels.js";
 import { JobInputError, deliveryOf, describeDelivery } from "../cron/jobs.js";
 import {
@@ -61,11 +59,10 @@ export async function runTask(argv: string[]): Promise<number> {
 
 /** The arguments, with their tokens: the contract keeps the order its options were given in. */
 function parse(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true, tokens: true });
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
-  }
+  return parseOrUsage(
+    () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true, tokens: true }),
+    USAGE,
+  );
 }
 
 async function task(argv: string[]): Promise<number> {
@@ -77,13 +74,7 @@ async function task(argv: string[]): Promise<number> {
   }
   if (!["add", "list", "show", "cancel", "answer"].includes(action))
     throw new UsageError(`unknown action "${action}"\n\n${USAGE}`);
-  const { config } = loadConfig({
-    ...(v.config ? { path: v.config } : {}),
-    cwd: process.cwd(),
-    env: process.env,
-  });
-  const home = resolveHome(v.home, process.env, process.cwd());
-  const workspaceDir = workspaceDirOf(config, home);
+  const { config, home, workspaceDir } = subcommandHome(v);
   const agentId = config.agent.id;
   const now = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -16,34 +16,14 @@ import { type LiveRun, LiveRuns } from "../../../src/harness/assignments/live-ru
 import { ToolRegistry, type ToolResult } from "../../../src/harness/tools/registry.js";
 import type { ToolContext } from "../../../src/harness/tools/types.js";
 import type { Assignment, WorkItem } from "../../../src/store/repos/assignment-repo.js";
-import { NEW_CHECKPOINT } from "../../../src/harness/assignments/assignments.js";
 import { ManualClock } from "../../../src/util/clock.js";
+import { assignmentFixture } from "../../helpers/assignment-fixture.js";
 
 const NOW = 1_700_000_000_000;
 const ws = mkdtempSync(path.join(tmpdir(), "switchyard-assignment-tools-"));
 afterAll(() => rmSync(ws, { recursive: true, force: true }));
 
-function assignment(over: Partial<Assignment> = {}): Assignment {
-  return {
-    id: "t0000001",
-    agentId: "main",
-    goal: "Write the report",
-    owner: { channel: "telegram", accountId: "default", chatId: "42" },
-    requestedBy: null,
-    privateChat: true,
-    sessionKey: "agent:main:task:t0000001",
-    state: "active",
-    stateReason: null,
-    limits: { maxTurnsPerRun: 10, maxRunMinutes: 30, maxRuns: 20, maxTokens: null, maxCostUsd: null },
-    contract: [],
-    items: [],
-    checkpoint: { ...NEW_CHECKPOINT, unreported: [] },
-    question: null,
-    createdAt: NOW,
-    updatedAt: NOW,
-    ...over,
-  };
-}
+const assignment = assignmentFixture;
 
 let clock: ManualClock;
 let runs: LiveRuns;

@@ -24,33 +24,13 @@ import {
   overBudget,
 } from "../../../src/harness/assignments/stop-decision.js";
 import type { Assignment, WorkItem, WorkItemStatus } from "../../../src/store/repos/assignment-repo.js";
-import { NEW_CHECKPOINT } from "../../../src/harness/assignments/assignments.js";
 import { ManualClock } from "../../../src/util/clock.js";
+import { assignmentFixture } from "../../helpers/assignment-fixture.js";
 
 const NOW = 1_700_000_000_000;
 const MIN = 60_000;
 
-function assignment(over: Partial<Assignment> = {}): Assignment {
-  return {
-    id: "t0000001",
-    agentId: "main",
-    goal: "Write the report",
-    owner: { channel: "telegram", accountId: "default", chatId: "42" },
-    requestedBy: null,
-    privateChat: true,
-    sessionKey: "agent:main:task:t0000001",
-    state: "active",
-    stateReason: null,
-    limits: { maxTurnsPerRun: 10, maxRunMinutes: 30, maxRuns: 20, maxTokens: null, maxCostUsd: null },
-    contract: [],
-    items: [],
-    checkpoint: { ...NEW_CHECKPOINT, unreported: [] },
-    question: null,
-    createdAt: NOW,
-    updatedAt: NOW,
-    ...over,
-  };
-}
+const assignment = assignmentFixture;
 
 function item(id: number, status: WorkItemStatus, title = `Part ${id}`): WorkItem {
   return { id, title, status, notes: "", updatedAt: NOW };

@@ -1,0 +1,28 @@
+/** An assignment as the unit tests start from: active, owned by a Telegram DM, no items. */
+import { NEW_CHECKPOINT } from "../../src/harness/assignments/assignments.js";
+import type { Assignment } from "../../src/store/repos/assignment-repo.js";
+
+/** When the fixture was made (epoch ms). */
+export const FIXTURE_NOW = 1_700_000_000_000;
+
+export function assignmentFixture(over: Partial<Assignment> = {}): Assignment {
+  return {
+    id: "t0000001",
+    agentId: "main",
+    goal: "Write the report",
+    owner: { channel: "telegram", accountId: "default", chatId: "42" },
+    requestedBy: null,
+    privateChat: true,
+    sessionKey: "agent:main:task:t0000001",
+    state: "active",
+    stateReason: null,
+    limits: { maxTurnsPerRun: 10, maxRunMinutes: 30, maxRuns: 20, maxTokens: null, maxCostUsd: null },
+    contract: [],
+    items: [],
+    checkpoint: { ...NEW_CHECKPOINT, unreported: [] },
+    question: null,
+    createdAt: FIXTURE_NOW,
+    updatedAt: FIXTURE_NOW,
+    ...over,
+  };
+}
