@@ -79,8 +79,8 @@ async function assemble(
   const channels = new ChannelDirectory();
   let cron: CronScheduler | undefined;
   const acks = new HeartbeatAcks(clock);
-  const [poke, abort] = [() => void cron?.tick(), (key: string) => lanes.abortRunning(key, "user_stop")];
-  const tasks = new Assignments(config, { store, workspaceDir, channels, clock, logger, poke, abort, usage });
+  const poke = (dueNow?: boolean) => void (dueNow ? cron?.wakesDue() : cron?.tick());
+  const tasks = new Assignments(config, { store, workspaceDir, channels, clock, logger, poke, lanes, usage });
   const agent = buildAgent(config, {
     store,
     router: models,

@@ -53,14 +53,14 @@ export function taskCommands(tasks: Assignments): TaskCommands {
           if (!mine || !sameChat(mine.owner, from.chat))
             return `Cannot do that: id: no assignment "${id}" started in this chat (/tasks lists them)`;
           const a = await cancelAssignment(store, agentId, mine.id, clock.now());
-          tasks.deps.abort?.(a.sessionKey);
+          tasks.deps.lanes?.abortRunning(a.sessionKey, "user_stop");
           return `⏹ Task ${a.id} cancelled: ${firstLine(a.goal, 80)}`;
         }
         const privateChat = from.isDirect && from.chat.channel !== "http";
         const input = { goal: text, owner: from.chat, requestedBy: from.senderId, privateChat };
         const a = newAssignment(input, tasks.defaults, clock.now());
         await startAssignment(store, a, clock.now());
-        tasks.deps.poke();
+        tasks.deps.poke(true);
         return `🗂 Task ${a.id} started: ${firstLine(a.goal, 100)}\nI work on it in the background and report here. /tasks lists tasks; /task cancel ${a.id} stops it.`;
       } catch (err) {
         if (err instanceof AssignmentInputError) return `Cannot do that: ${err.message}`;
@@ -117,7 +117,7 @@ export function assignmentChatTools(tasks: Assignments): Tool[] {
         };
         const a = newAssignment(input, tasks.defaults, clock.now());
         await startAssignment(store, a, clock.now());
-        tasks.deps.poke();
+        tasks.deps.poke(true);
         return {
           content: `assignment ${a.id} started; it runs in the background and reports to this chat (/tasks, /task cancel ${a.id})`,
         };

@@ -29,7 +29,7 @@ export interface FinishContext {
   questionExpiryHours: number;
   /** The run's cost (USD), from its committed record's calls. */
   costUsd: number;
-  poke(): void;
+  poke(dueNow?: boolean): void;
 }
 
 /** Applies the end of a run (see the file header). */
@@ -100,7 +100,7 @@ export async function finishRun(live: LiveRun, record: RunRecord, c: FinishConte
   if (d.at !== undefined) {
     // The directive's wake replaces any earlier one (a retry queued while this run went on).
     await queueRun(store, after, d.at, d.reason, now, true);
-    c.poke();
+    c.poke(d.at <= now);
     await c.owner.report(after);
   } else if (asked && question) {
     await c.owner.ask(after, question);

@@ -23,7 +23,7 @@ export interface OwnerMessagesOptions {
   /** The event bus, once built: rows written here go out now. */
   events(): Pick<GatewayEvents, "emit"> | undefined;
   /** Pokes the scheduler so a wake due now runs now. */
-  poke(): void;
+  poke(dueNow?: boolean): void;
 }
 
 /** Owns what passes between assignments and their owners (see the file header). */
@@ -151,7 +151,7 @@ export class OwnerMessages {
     )
       return undefined;
     await queueRun(store, waiting, clock.now(), "the owner answered", clock.now());
-    this.#o.poke();
+    this.#o.poke(true);
     return `↪️ Passed to task ${waiting.id}; it goes on now.`;
   }
 

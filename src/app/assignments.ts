@@ -29,6 +29,7 @@ import type { ToolRegistry } from "../harness/tools/registry.js";
 import type { Tool } from "../harness/tools/types.js";
 import type { ChannelDirectory } from "../gateway/channel-directory.js";
 import type { GatewayEvents } from "../gateway/events.js";
+import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { LaneTaskContext } from "../gateway/lanes/types.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
 import type { PreparedTurn, TurnSource } from "../gateway/turn-sources.js";
@@ -51,10 +52,10 @@ export interface AssignmentDeps {
   channels: ChannelDirectory;
   clock: Clock;
   logger: Logger;
-  /** Pokes the scheduler so a wake due now runs now. */
-  poke(): void;
-  /** Aborts the run in flight in a session (a cancelled assignment's). */
-  abort?(sessionKey: string): void;
+  /** Pokes the scheduler so a new wake is seen now (`dueNow`: it is due at once: the shorter way). */
+  poke(dueNow?: boolean): void;
+  /** Where a cancelled assignment's run in flight is aborted. */
+  lanes?: Pick<LaneQueue, "abortRunning">;
   /** The daily spend cap pauses background work: runs wait an hour instead of failing. */
   usage?: { backgroundPaused(): boolean } | undefined;
 }

@@ -262,4 +262,43 @@ describe("CronScheduler", () => {
     expect(ran).toEqual([]);
     expect(await store.cron.history(job.id, 5)).toMatchObject([{ state: "ok", attempts: 1 }]);
   });
+
+  it("wakesDue runs the wakes due now, and not those due later", async () => {
+    const woke: number[] = [];
+    const s = new CronScheduler({
+      store,
+      clock,
+      logger: silentLogger(),
+      lanes: {
+        enqueue: <T>(task: LaneTask<T>) =>
+          ({
+            id: 1,
+            coalesced: false,
+            done: task.run({ signal: new AbortController().signal } as never),
+          }) as never,
+      },
+      sessionKeyOf: (job) => `agent:main:cron:${job.id}`,
+      runJob: async () => ({ ok: true, tokens: 1 }),
+      runWake: async (wake) => {
+        woke.push(wake.id);
+      },
+    });
+    schedulers.push(s);
+    await s.start();
+    const limits = { maxPending: 5, minGapMs: 0 };
+    const now = await store.wakes.add(
+      { sessionKey: "agent:main:task:t1", dueAt: clock.now(), reason: "go", target: null },
+      limits,
+      clock.now(),
+    );
+    await store.wakes.add(
+      { sessionKey: "agent:main:task:t2", dueAt: clock.now() + MIN, reason: "later", target: null },
+      limits,
+      clock.now(),
+    );
+    await s.wakesDue();
+    await s.idle();
+    expect(woke).toEqual([now.status === "created" ? now.wake.id : -1]);
+    expect(await store.wakes.list("agent:main:task:t2")).toHaveLength(1);
+  });
 });

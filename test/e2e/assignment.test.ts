@@ -77,12 +77,12 @@ describe("multi-day assignments", () => {
     const ws = gw.running.workspaceDir;
     const dir = path.join(ws, "projects", a.id);
     expect(readFileSync(path.join(dir, "session-state.md"), "utf8")).toContain("next: parts 2 and 3");
-    expect(readFileSync(path.join(dir, "PROGRESS.md"), "utf8")).toContain("[x] #1 Part 1");
-    // checkpoint.json is written just after the state moves.
+    // The mirror files are written last at a run's end, after the state, the wake and the messages.
     await until(
       () => readFileSync(path.join(dir, "checkpoint.json"), "utf8").includes('"state": "sleeping"'),
       "checkpoint.json",
     );
+    expect(readFileSync(path.join(dir, "PROGRESS.md"), "utf8")).toContain("[x] #1 Part 1");
 
     const home = gw.home;
     await gw.running.stop();
