@@ -138,11 +138,25 @@ export class OwnerMessages {
    * one started without a sender): the answer to the oldest question. The reply to send, or
    * undefined when nothing was waiting after all.
    */
-  async answer(target: ChatTarget, senderId: string, text: string): Promise<string | undefined> {
+  async answer(
+    target: ChatTarget,
+    senderId: string,
+    text: string,
+    inboxId?: number,
+  ): Promise<string | undefined> {
     const { store, clock } = this.#o;
     const [waiting] = await this.#waitingFor(target, senderId);
-    if (!waiting?.question || text.trim() === "") return undefined;
-    const question = { ...waiting.question, answer: text.trim().slice(0, 4_000) };
+    if (!waiting?.question || text.trim() === "") {
+      // Routed again after a crash between the answer and the message's verdict: it was the answer.
+      const taken = inboxId === undefined ? undefined : await store.assignments.answeredBy(inboxId);
+      return taken ? passedOn(taken) : undefined;
+    }
+    const answer = text.trim().slice(0, 4_000);
+    const question = {
+      ...waiting.question,
+      answer,
+      ...(inboxId === undefined ? {} : { answeredBy: inboxId }),
+    };
     if (
       !(await store.assignments.setState(waiting.id, "active", "the owner answered", clock.now(), {
         from: ["requires_action"],
@@ -152,7 +166,7 @@ export class OwnerMessages {
       return undefined;
     await queueRun(store, waiting, clock.now(), "the owner answered", clock.now());
     this.#o.poke(true);
-    return `↪️ Passed to task ${waiting.id}; it goes on now.`;
+    return passedOn(waiting);
   }
 
   /** The question a paused run asks, in the owner's chat; marked sent once it is in the outbox. */
@@ -167,4 +181,9 @@ export class OwnerMessages {
       work: { question },
     });
   }
+}
+
+/** The reply to an owner's message taken as an answer. */
+function passedOn(a: Assignment): string {
+  return `↪️ Passed to task ${a.id}; it goes on now.`;
 }

@@ -157,8 +157,8 @@ export class Assignments {
   }
 
   /** The owner's message in a chat an assignment waits on: its answer (the reply to send, or undefined). */
-  answer(target: ChatTarget, senderId: string, text: string): Promise<string | undefined> {
-    return this.#owner.answer(target, senderId, text);
+  answer(target: ChatTarget, senderId: string, text: string, inboxId?: number): Promise<string | undefined> {
+    return this.#owner.answer(target, senderId, text, inboxId);
   }
 
   /** The `/task` and `/tasks` commands. */

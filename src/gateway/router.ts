@@ -52,7 +52,8 @@ export interface RouterOptions {
    */
   questions?: {
     waiting(target: ChatTarget, senderId: string): Promise<boolean>;
-    answer(target: ChatTarget, senderId: string, text: string): Promise<string | undefined>;
+    /** `inboxId`: the message's row (a re-route after a crash finds the answer it already gave). */
+    answer(target: ChatTarget, senderId: string, text: string, inboxId: number): Promise<string | undefined>;
   };
   events: GatewayEvents;
   /** False while shutting down: messages are refused uncommitted, so platforms redeliver them. */
@@ -200,7 +201,12 @@ export class Router implements InboundSink {
       this.#o.events.emit({ type: "message_rejected", inboxId: record.id, replies: [reply] });
       return { status: "command", reply, sessionKey };
     }
-    const answered = await this.#o.questions?.answer(chatTargetOf(message), message.senderId, message.text);
+    const answered = await this.#o.questions?.answer(
+      chatTargetOf(message),
+      message.senderId,
+      message.text,
+      record.id,
+    );
     if (answered) {
       await this.#rejectWithReply(record, "answered an assignment's question", answered);
       metrics.inbound.inc({ channel: message.channel, verdict: "command" });

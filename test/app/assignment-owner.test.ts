@@ -1,7 +1,8 @@
 /**
  * OwnerMessages against a real SQLite store: only the person who started an assignment answers
  * its question in the owner chat (anyone there for one started without a sender); the answer
- * moves it to active with a wake queued; a second answer finds nothing waiting.
+ * moves it to active with a wake queued; a second answer finds nothing waiting; the answering
+ * message routed again (a crash before its verdict) gets the same reply.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,6 +76,16 @@ describe("the owner's answers", () => {
     });
     expect(await store.wakes.list(a.sessionKey)).toHaveLength(1);
     expect(await owner.answer(GROUP, "ann", "again")).toBeUndefined();
+    await store.close();
+  });
+
+  it("a message routed again after a crash, once it answered, gets the same reply and is not taken twice", async () => {
+    const { store, owner, a } = await waitingAssignment("ann");
+    const reply = await owner.answer(GROUP, "ann", "yes", 7);
+    expect(reply).toBe(`↪️ Passed to task ${a.id}; it goes on now.`);
+    expect(await owner.answer(GROUP, "ann", "yes", 7)).toBe(reply);
+    expect(await owner.answer(GROUP, "ann", "another message", 8)).toBeUndefined();
+    expect(await store.wakes.list(a.sessionKey)).toHaveLength(1);
     await store.close();
   });
 

@@ -71,6 +71,8 @@ export interface PendingQuestion {
   expired?: boolean;
   /** The question reached the outbox (a restart asks again when it did not). */
   sent?: boolean;
+  /** The inbox row of the owner's message that answered it (a re-route after a crash finds it). */
+  answeredBy?: number;
 }
 
 /** Machine state the stop decision and the next run read (mirrored in checkpoint.json). */
@@ -154,6 +156,8 @@ export interface AssignmentRepo {
   list(agentId: string, options?: { open?: boolean; limit?: number }): Promise<Assignment[]>;
   /** Assignments waiting on a question whose owner is this chat (channel, account, chat, thread). */
   waitingOn(target: ChatTarget): Promise<Assignment[]>;
+  /** The assignment whose question the message of inbox row `inboxId` answered, if any. */
+  answeredBy(inboxId: number): Promise<Assignment | undefined>;
   /** Writes items, checkpoint or the question. */
   saveWork(id: string, work: AssignmentWork, now: number): Promise<void>;
   /**

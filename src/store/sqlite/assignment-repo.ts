@@ -168,6 +168,15 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
     );
   }
 
+  async answeredBy(inboxId: number): Promise<Assignment | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#sql<[number], AssignmentRow>(
+        "SELECT * FROM assignments WHERE question IS NOT NULL AND json_extract(question, '$.answeredBy') = ?",
+      ).get(inboxId);
+      return row ? toAssignment(row) : undefined;
+    });
+  }
+
   async saveWork(id: string, work: AssignmentWork, now: number): Promise<void> {
     const { sets, values } = workColumns(work);
     if (sets.length === 0) return;
