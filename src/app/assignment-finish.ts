@@ -5,7 +5,7 @@
  * likewise), and last the PROGRESS.md / checkpoint.json mirror, best effort.
  */
 import { queueRun } from "../harness/assignments/assignments.js";
-import { contractGaps } from "../harness/assignments/contract.js";
+import { contractGaps, contractPaths } from "../harness/assignments/contract.js";
 import type { LiveRun } from "../harness/assignments/live-run.js";
 import type { ProjectFiles } from "../harness/assignments/project-files.js";
 import { decide, progressFingerprint } from "../harness/assignments/stop-decision.js";
@@ -45,7 +45,7 @@ export async function finishRun(live: LiveRun, record: RunRecord, c: FinishConte
   cp.costUsd += c.costUsd;
   const gaps =
     live.acceptedStop !== undefined && a.contract.length > 0 ? await contractGaps(a.contract, c.checks) : [];
-  const files = await c.files.fingerprint(a.id, contractPaths(a));
+  const files = await c.files.fingerprint(a.id, contractPaths(a.contract));
   const d = decide(live, {
     outcome: record.outcome,
     errorKind: record.errorKind,
@@ -108,11 +108,6 @@ export async function finishRun(live: LiveRun, record: RunRecord, c: FinishConte
     await c.owner.report(after);
   } else await c.owner.end(after, d.summary);
   await mirror(after, c);
-}
-
-/** The workspace paths the contract names (their changes count as progress). */
-export function contractPaths(a: Assignment): string[] {
-  return a.contract.flatMap((check) => ("path" in check ? [check.path] : []));
 }
 
 /** PROGRESS.md and checkpoint.json from `a`; a failure is logged (the database is the record). */

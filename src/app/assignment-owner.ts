@@ -4,6 +4,7 @@
  * batched), a question and its one reminder, one message at the end with the outcome, the
  * summary and where the outputs are — and their answers (their next message in that chat).
  */
+import { contractPaths } from "../harness/assignments/contract.js";
 import { firstLine, projectDir } from "../harness/assignments/project-files.js";
 import type { ChannelDirectory } from "../gateway/channel-directory.js";
 import type { GatewayEvents } from "../gateway/events.js";
@@ -37,7 +38,7 @@ export class OwnerMessages {
   /** The end: one message with the outcome, the summary and where the outputs are. */
   async end(a: Assignment, summary: string | undefined): Promise<void> {
     const done = a.items.filter((i) => i.status === "done").length;
-    const outputs = [`${projectDir(a.id)}/`, ...a.contract.flatMap((c) => ("path" in c ? [c.path] : []))];
+    const outputs = [`${projectDir(a.id)}/`, ...contractPaths(a.contract)];
     const text =
       a.state === "done"
         ? `✅ Task ${a.id} is done: ${firstLine(a.goal, 80)}\n${summary ?? ""}\n${done}/${a.items.length} work items done, ${a.checkpoint.runs} runs. Outputs: ${outputs.join(", ")}`

@@ -12,6 +12,7 @@ import {
   type AssignmentDefaults,
   assignmentDefaults,
   isAssignmentSession,
+  isOpen,
   queueRun,
 } from "../harness/assignments/assignments.js";
 import {
@@ -181,11 +182,11 @@ export class Assignments {
     const { store, clock } = this.#d;
     for (const a of await store.assignments.list(this.defaults.agentId)) {
       // A message a crash kept from the outbox: the end, or a question.
-      if (["done", "stalled", "failed"].includes(a.state) && !a.checkpoint.endNotified)
+      if (!isOpen(a) && a.state !== "cancelled" && !a.checkpoint.endNotified)
         await this.#owner.end(a, a.checkpoint.summary ?? undefined);
       if (a.state === "requires_action" && a.question && !a.question.sent && a.question.answer === undefined)
         await this.#owner.ask(a, a.question, true);
-      if (!["active", "sleeping", "requires_action"].includes(a.state)) continue;
+      if (!isOpen(a)) continue;
       if ((await store.wakes.list(a.sessionKey)).length > 0) continue;
       // A waiting question re-queues itself for its reminder or expiry when this wake runs.
       await queueRun(store, a, clock.now(), "resume after a restart", clock.now());
@@ -215,7 +216,7 @@ export class Assignments {
   async #wake(wake: Wake, ctx: LaneTaskContext): Promise<void> {
     const { store, clock } = this.#d;
     let a = await store.assignments.bySession(wake.sessionKey);
-    if (!a || !["active", "sleeping", "requires_action"].includes(a.state)) return;
+    if (!a || !isOpen(a)) return;
     if (a.state === "requires_action") {
       const resumed = await this.#owner.questionDue(a);
       if (!resumed) return;

@@ -20,6 +20,14 @@ import { AssignmentInputError } from "./errors.js";
 /** States an assignment never leaves. */
 export const FINAL_STATES: readonly AssignmentState[] = ["stalled", "done", "failed", "cancelled"];
 
+/** States in which an assignment still runs (or waits to). */
+export const OPEN_STATES: readonly AssignmentState[] = ["active", "sleeping", "requires_action"];
+
+/** True while the assignment still runs or waits to. */
+export function isOpen(a: Pick<Assignment, "state">): boolean {
+  return OPEN_STATES.includes(a.state);
+}
+
 /** The counters of a new assignment. */
 export const NEW_CHECKPOINT: Checkpoint = {
   runs: 0,
@@ -57,7 +65,7 @@ export function isAssignmentSession(sessionKey: string): boolean {
 }
 
 /** Checks the goal: 1 to GOAL_MAX_CHARS characters after trimming. */
-export function checkGoal(goal: string): string {
+function checkGoal(goal: string): string {
   const g = goal.trim();
   if (g === "") throw new AssignmentInputError("goal: expected a goal, got an empty one");
   if (g.length > GOAL_MAX_CHARS)
@@ -160,8 +168,11 @@ export async function cancelAssignment(
   now: number,
 ): Promise<Assignment> {
   const a = await findAssignment(store, agentId, id);
-  const open = ["active", "sleeping", "requires_action"] as const;
-  if (!(await store.assignments.setState(a.id, "cancelled", "cancelled by the owner", now, { from: open })))
+  if (
+    !(await store.assignments.setState(a.id, "cancelled", "cancelled by the owner", now, {
+      from: OPEN_STATES,
+    }))
+  )
     throw new AssignmentInputError(
       `assignment ${a.id} is already ${(await store.assignments.get(a.id))?.state ?? a.state}`,
     );

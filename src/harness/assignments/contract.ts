@@ -145,6 +145,11 @@ export function gapReport(gaps: readonly string[]): string {
   return `The contract is not met yet (checked by the gateway):\n${gaps.map((g) => `- ${g}`).join("\n")}`;
 }
 
+/** The workspace paths the checks name (their outputs). */
+export function contractPaths(checks: readonly ContractCheck[]): string[] {
+  return checks.flatMap((c) => ("path" in c ? [c.path] : []));
+}
+
 /** One line per check, for `task show` and the handoff. */
 export function describeCheck(c: ContractCheck): string {
   if (c.kind === "file_exists") return `file ${c.path} exists`;

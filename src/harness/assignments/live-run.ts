@@ -59,9 +59,6 @@ export class LiveRuns {
     this.#runs.delete(runId);
     return run;
   }
-  get size(): number {
-    return this.#runs.size;
-  }
 }
 
 /** Items not finished (neither done nor dropped). */

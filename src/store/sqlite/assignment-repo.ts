@@ -152,19 +152,15 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
 
   async waitingOn(target: ChatTarget): Promise<Assignment[]> {
     return guard(this.#path, () =>
-      this.#sql<[], AssignmentRow>(
-        "SELECT * FROM assignments WHERE state = 'requires_action' ORDER BY updated_at, id",
+      // On every inbound message's path: the chat is matched in SQL, only its rows are read.
+      this.#sql<[string, string, string, string], AssignmentRow>(
+        `SELECT * FROM assignments WHERE state = 'requires_action'
+           AND json_extract(owner, '$.channel') = ? AND json_extract(owner, '$.accountId') = ?
+           AND json_extract(owner, '$.chatId') = ? AND IFNULL(json_extract(owner, '$.threadId'), '') = ?
+         ORDER BY updated_at, id`,
       )
-        .all()
-        .map(toAssignment)
-        .filter(
-          (a) =>
-            a.owner !== null &&
-            a.owner.channel === target.channel &&
-            a.owner.accountId === target.accountId &&
-            a.owner.chatId === target.chatId &&
-            (a.owner.threadId ?? null) === (target.threadId ?? null),
-        ),
+        .all(target.channel, target.accountId, target.chatId, target.threadId ?? "")
+        .map(toAssignment),
     );
   }
 
