@@ -177,7 +177,10 @@ export class Assignments {
     return isAssignmentSession(wake.sessionKey);
   }
 
-  /** After a start: an open assignment without a waiting wake (a crash took it) gets one. */
+  /**
+   * After a start: an open assignment without a waiting wake (a crash took it) gets one, and
+   * every open one its PROGRESS.md / checkpoint.json again.
+   */
   async recover(): Promise<void> {
     const { store, clock } = this.#d;
     for (const a of await store.assignments.list(this.defaults.agentId)) {
@@ -187,6 +190,7 @@ export class Assignments {
       if (a.state === "requires_action" && a.question && !a.question.sent && a.question.answer === undefined)
         await this.#owner.ask(a, a.question, true);
       if (!isOpen(a)) continue;
+      await mirror(a, { files: this.files, log: this.#log }); // a crash may have cut one short
       if ((await store.wakes.list(a.sessionKey)).length > 0) continue;
       // A waiting question re-queues itself for its reminder or expiry when this wake runs.
       await queueRun(store, a, clock.now(), "resume after a restart", clock.now());

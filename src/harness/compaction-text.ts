@@ -3,7 +3,7 @@
  * a summary must keep, and the summary's audit.
  */
 import type { TranscriptEvent } from "../store/repos/transcript-repo.js";
-import { estimateTokens } from "./context/tokens.js";
+import { estimateTokens, estimateTokensOnce } from "./context/tokens.js";
 import type { TurnContext } from "./hooks.js";
 import type { ChatMessage } from "./providers/types.js";
 import { toChatMessages } from "./transcript.js";
@@ -78,5 +78,5 @@ export function estimateMessages(messages: readonly ChatMessage[]): number {
 
 /** Tokens of a context: system and messages. */
 export function estimateContext(context: TurnContext): number {
-  return estimateTokens(context.system) + estimateMessages(context.messages);
+  return estimateTokensOnce(context.system) + estimateMessages(context.messages);
 }

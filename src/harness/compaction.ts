@@ -22,7 +22,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TranscriptEvent, TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Logger } from "../util/logger.js";
-import { estimateTokens, TokenCounter } from "./context/tokens.js";
+import { TokenCounter, estimateTokens, estimateTokensOnce } from "./context/tokens.js";
 import type { HookTurn, TurnContext, TurnHooks } from "./hooks.js";
 import type { ModelAccess } from "./models/model-router.js";
 import type { ChatMessage, ProviderEvent } from "./providers/types.js";
@@ -166,7 +166,7 @@ export class Compactor {
     const cleared: Record<string, string> = { ...(last?.payload.cleared ?? {}) };
     const steps: CompactionReport["steps"] = [];
     const report: CompactionReport = { steps, tokensBefore: estimateContext(context), tokensAfter: 0 };
-    const system = estimateTokens(context.system);
+    const system = estimateTokensOnce(context.system);
     const size = () => system + estimateMessages(toChatMessages(withCleared(live, cleared)));
 
     // (a) replayable results: cleared to a note.
@@ -286,7 +286,7 @@ export class Compactor {
     const slot = await turn.acquireModelSlot?.();
     // Bounded by a timeout scaled by size (30 s plus 2 ms a token): a stuck summary must not
     // hold the turn until the watchdog kills it.
-    const tokens = estimateTokens(call.system) + estimateMessages(call.messages);
+    const tokens = estimateTokensOnce(call.system) + estimateMessages(call.messages);
     const signal = AbortSignal.any([
       turn.signal,
       AbortSignal.timeout(Math.min(300_000, 30_000 + tokens * 2)),

@@ -5,9 +5,21 @@
  * and working-buffer.md. A run starts from these (the handoff), not from the transcript.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import {
+  type Dirent,
+  type Stats,
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  statSync,
+} from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Assignment } from "../../store/repos/assignment-repo.js";
+import { overwriteText } from "../../util/small-io.js";
 import { writeFileAtomic } from "../memory/atomic-write.js";
 import { describeCheck } from "./contract.js";
 
@@ -34,11 +46,16 @@ export function projectDir(id: string): string {
   return `projects/${id}`;
 }
 
-/** Reads and writes one workspace's project files. */
+/**
+ * Reads and writes one workspace's project files. Synchronously, except the first making of a
+ * folder: they are small, or read only in part (see util/small-io.ts for why).
+ */
 export class ProjectFiles {
   readonly #workspaceDir: string;
   /** Folders made (or found) by this process: a run does not make them again. */
   readonly #made = new Set<string>();
+  /** Content digests by path, valid while the file's stat stamp is unchanged. */
+  readonly #digests = new Map<string, { stamp: string; digest: string }>();
 
   constructor(workspaceDir: string) {
     this.#workspaceDir = workspaceDir;
@@ -62,8 +79,9 @@ export class ProjectFiles {
   }
 
   /**
-   * Mirrors the assignment into PROGRESS.md and checkpoint.json. Not flushed to disk: the
-   * database is the record, and these are rewritten from it at every run's end.
+   * Mirrors the assignment into PROGRESS.md and checkpoint.json: views of the database, written
+   * in place at every run's end (not atomically: see overwriteText) and again for every open
+   * assignment when the gateway starts, which heals one a crash left half written.
    */
   async write(a: Assignment): Promise<void> {
     try {
@@ -77,8 +95,7 @@ export class ProjectFiles {
 
   async #write(a: Assignment): Promise<void> {
     await this.ensure(a.id);
-    const mirror = { durable: false };
-    await writeFileAtomic(this.#abs(a.id, "PROGRESS.md"), progressText(a), mirror);
+    overwriteText(this.#abs(a.id, "PROGRESS.md"), progressText(a));
     const checkpoint = {
       id: a.id,
       state: a.state,
@@ -88,11 +105,7 @@ export class ProjectFiles {
       question: a.question,
       limits: a.limits,
     };
-    await writeFileAtomic(
-      this.#abs(a.id, "checkpoint.json"),
-      `${JSON.stringify(checkpoint, null, 2)}\n`,
-      mirror,
-    );
+    overwriteText(this.#abs(a.id, "checkpoint.json"), `${JSON.stringify(checkpoint, null, 2)}\n`);
   }
 
   /** Replaces session-state.md (the agent's end_run `state`). */
@@ -102,18 +115,22 @@ export class ProjectFiles {
     await writeFileAtomic(this.#abs(id, AGENT_FILES.sessionState), `${text.trimEnd()}\n`, { durable: false });
   }
 
-  /** The agent's files as the next run reads them: each capped (notes: its end). */
+  /**
+   * The agent's files as the next run reads them: each capped (notes: its end). Only the part
+   * shown is read, however large the file has grown.
+   */
   async handoff(id: string): Promise<{ sessionState: string; workingBuffer: string; notes: string }> {
-    const read = (name: string) => readFile(this.#abs(id, name), "utf8").catch(() => "");
-    const [sessionState, workingBuffer, notes] = await Promise.all([
-      read(AGENT_FILES.sessionState),
-      read(AGENT_FILES.workingBuffer),
-      read(AGENT_FILES.notes),
-    ]);
+    const { sessionState, workingBuffer, notesTail } = HANDOFF_CHARS;
     return {
-      sessionState: head(sessionState, HANDOFF_CHARS.sessionState),
-      workingBuffer: head(workingBuffer, HANDOFF_CHARS.workingBuffer),
-      notes: tail(notes, HANDOFF_CHARS.notesTail),
+      sessionState: head(
+        readPart(this.#abs(id, AGENT_FILES.sessionState), "start", sessionState),
+        sessionState,
+      ),
+      workingBuffer: head(
+        readPart(this.#abs(id, AGENT_FILES.workingBuffer), "start", workingBuffer),
+        workingBuffer,
+      ),
+      notes: tail(readPart(this.#abs(id, AGENT_FILES.notes), "end", notesTail), notesTail),
     };
   }
 
@@ -124,8 +141,14 @@ export class ProjectFiles {
    */
   async fingerprint(id: string, extra: readonly string[]): Promise<string> {
     const hash = createHash("sha1");
-    const walk = async (dir: string, rel: string): Promise<void> => {
-      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    let seen = 0;
+    const walk = (dir: string, rel: string): void => {
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
       for (const e of entries.sort((x, y) => x.name.localeCompare(y.name))) {
         if (
           e.name.startsWith(".") ||
@@ -133,36 +156,98 @@ export class ProjectFiles {
         )
           continue;
         const full = path.join(dir, e.name);
-        if (e.isDirectory()) await walk(full, `${rel}${e.name}/`);
-        else hash.update(`${rel}${e.name}\0${await fileDigest(full)}\n`);
+        if (e.isDirectory()) walk(full, `${rel}${e.name}/`);
+        else if (++seen <= FINGERPRINT_MAX_FILES) hash.update(`${rel}${e.name}\0${this.#digest(full)}\n`);
       }
     };
-    await walk(this.#abs(id), "");
-    for (const p of extra) hash.update(`${p}\0${await fileDigest(path.resolve(this.#workspaceDir, p))}\n`);
+    walk(this.#abs(id), "");
+    hash.update(`files\0${seen}\n`); // past the cap, only how many there are
+    for (const p of extra) hash.update(`${p}\0${this.#digest(path.resolve(this.#workspaceDir, p))}\n`);
     return hash.digest("hex");
+  }
+
+  /**
+   * A file's content digest ("-" when missing; size and time when large), read again only when
+   * its stat stamp changed. A file changed within {@link RACY_MS} of the look is not remembered:
+   * a second write in the same timestamp tick, of the same size, would look unchanged (git's
+   * "racy clean" problem).
+   */
+  #digest(abs: string): string {
+    let s: Stats | undefined;
+    try {
+      s = statSync(abs, { throwIfNoEntry: false });
+    } catch {
+      return "-";
+    }
+    if (!s?.isFile()) return "-";
+    if (s.size > DIGEST_MAX_BYTES) return `${s.size}:${s.mtimeMs}`;
+    const stamp = `${s.size}:${s.mtimeMs}:${s.ctimeMs}:${s.ino}`;
+    const known = this.#digests.get(abs);
+    if (known?.stamp === stamp) return known.digest;
+    let digest: string;
+    try {
+      digest = createHash("sha1").update(readFileSync(abs)).digest("hex");
+    } catch {
+      return "-";
+    }
+    if (Date.now() - Math.max(s.mtimeMs, s.ctimeMs) > RACY_MS) {
+      if (this.#digests.size >= DIGEST_CACHE_ENTRIES) this.#digests.clear();
+      this.#digests.set(abs, { stamp, digest });
+    }
+    return digest;
   }
 }
 
 /** Files up to this size are compared by content. */
 const DIGEST_MAX_BYTES = 256 * 1024;
+/** Files the fingerprint reads; past it, only their number counts. */
+const FINGERPRINT_MAX_FILES = 2_000;
+/** Digests remembered (all dropped when full: a bound, not an LRU). */
+const DIGEST_CACHE_ENTRIES = 10_000;
+/** How old a file's last change must be for its digest to be remembered. */
+const RACY_MS = 2_000;
 
-/** A file's content digest ("-" when missing; size and time when large). */
-async function fileDigest(abs: string): Promise<string> {
-  const s = await stat(abs).catch(() => undefined);
-  if (!s?.isFile()) return "-";
-  if (s.size > DIGEST_MAX_BYTES) return `${s.size}:${s.mtimeMs}`;
-  const bytes = await readFile(abs).catch(() => undefined);
-  return bytes ? createHash("sha1").update(bytes).digest("hex") : "-";
+/**
+ * Part of a text file: its first or last `maxChars` characters' worth of bytes (a UTF-16 unit
+ * is at most 3 bytes of UTF-8), and whether the file holds more. "" when it cannot be read.
+ */
+function readPart(abs: string, from: "start" | "end", maxChars: number): { text: string; more: boolean } {
+  let fd: number;
+  try {
+    fd = openSync(abs, "r");
+  } catch {
+    return { text: "", more: false };
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, maxChars * 3 + 16);
+    const position = from === "start" ? 0 : size - length;
+    const buffer = Buffer.allocUnsafe(length);
+    let bytes = buffer.subarray(0, readSync(fd, buffer, 0, length, position));
+    // Read from the middle of the file: skip the rest of a character cut at the start.
+    let skip = 0;
+    while (position > 0 && skip < 3 && skip < bytes.length && ((bytes[skip] ?? 0) & 0xc0) === 0x80) skip++;
+    bytes = bytes.subarray(skip);
+    return { text: bytes.toString("utf8"), more: length < size };
+  } catch {
+    return { text: "", more: false };
+  } finally {
+    closeSync(fd);
+  }
 }
 
-function head(text: string, max: number): string {
+function head({ text, more }: { text: string; more: boolean }, max: number): string {
   const t = text.trim();
-  return t.length <= max ? t : `${t.slice(0, max)}\n[… cut: the file is longer; read it for the rest]`;
+  return t.length <= max && !more
+    ? t
+    : `${t.slice(0, max)}\n[… cut: the file is longer; read it for the rest]`;
 }
 
-function tail(text: string, max: number): string {
+function tail({ text, more }: { text: string; more: boolean }, max: number): string {
   const t = text.trim();
-  return t.length <= max ? t : `[… earlier notes are in the file]\n${t.slice(t.length - max)}`;
+  return t.length <= max && !more
+    ? t
+    : `[… earlier notes are in the file]\n${t.slice(Math.max(0, t.length - max))}`;
 }
 
 const STATUS_MARK: Record<Assignment["items"][number]["status"], string> = {

@@ -114,6 +114,27 @@ export function estimateTokens(text: string): number {
   return tokens;
 }
 
+/** Texts at least this long are remembered by {@link estimateTokensOnce}. */
+const MEMO_MIN_CHARS = 4_096;
+/** Large texts remembered (the oldest is dropped past it). */
+const MEMO_ENTRIES = 16;
+const memo = new Map<string, number>();
+
+/**
+ * `estimateTokens`, remembered for large texts: a system prompt is the same string turn after
+ * turn (SystemPrompt returns its stable tier unchanged while its files are), and one pass over
+ * it costs more than the rest of a small turn's estimate.
+ */
+export function estimateTokensOnce(text: string): number {
+  if (text.length < MEMO_MIN_CHARS) return estimateTokens(text);
+  const known = memo.get(text);
+  if (known !== undefined) return known;
+  const tokens = estimateTokens(text);
+  if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+  memo.set(text, tokens);
+  return tokens;
+}
+
 function runTokens(run: number, length: number, humps: number): number {
   switch (run) {
     case LETTER: {
@@ -224,7 +245,7 @@ export class TokenCounter {
    * tool calls plus a small per-message overhead, and the tool specs as JSON.
    */
   estimateRequest(request: TokenRequest): number {
-    let tokens = REQUEST_OVERHEAD_TOKENS + estimateTokens(request.system);
+    let tokens = REQUEST_OVERHEAD_TOKENS + estimateTokensOnce(request.system);
     for (const message of request.messages) {
       tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(message.content);
       if (message.role === "assistant") {

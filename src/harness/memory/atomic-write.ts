@@ -4,15 +4,17 @@
  * sees the old file or the new one, never half of it.
  */
 import { randomBytes } from "node:crypto";
-import { open, rename, rm, stat, writeFile } from "node:fs/promises";
+import { renameSync, rmSync, statSync } from "node:fs";
+import { open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import { writeText } from "../../util/small-io.js";
 
 /**
  * Writes `content` (UTF-8) to `abs` atomically, keeping the permission bits of the file it
  * replaces (new files get 0600). `durable` (default true) flushes it to disk before the rename;
  * without it (a mirror of what the database holds) a power cut may leave the old file, never
- * half of one, and the temp file is written in one step (its mode then as the umask leaves it).
- * `abs` should be a real path: renaming over a symlink would replace the link, not its target.
+ * half of one, and the temp file is written in one step (its mode then as the umask leaves it),
+ * synchronously when small (util/small-io.ts). `abs` should be a real path: renaming over a symlink would replace the link, not its target.
  * The temp file is removed when anything fails.
  */
 export async function writeFileAtomic(
@@ -20,18 +22,24 @@ export async function writeFileAtomic(
   content: string,
   options: { durable?: boolean } = {},
 ): Promise<void> {
+  // A leading dot keeps the temp file out of the memory index and most listings.
+  const temp = path.join(path.dirname(abs), `.${path.basename(abs)}.${randomBytes(6).toString("hex")}.tmp`);
+  if (options.durable === false) {
+    const mode = modeOf(abs);
+    try {
+      await writeText(temp, content, { mode, flag: "wx" });
+      renameSync(temp, abs);
+    } catch (err) {
+      rmSync(temp, { force: true });
+      throw err;
+    }
+    return;
+  }
   const mode = await stat(abs).then(
     (s) => s.mode & 0o777,
     () => 0o600,
   );
-  // A leading dot keeps the temp file out of the memory index and most listings.
-  const temp = path.join(path.dirname(abs), `.${path.basename(abs)}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    if (options.durable === false) {
-      await writeFile(temp, content, { encoding: "utf8", mode, flag: "wx" });
-      await rename(temp, abs);
-      return;
-    }
     const handle = await open(temp, "wx", mode);
     try {
       await handle.chmod(mode); // open's mode passes through the umask
@@ -44,5 +52,14 @@ export async function writeFileAtomic(
   } catch (err) {
     await rm(temp, { force: true });
     throw err;
+  }
+}
+
+/** The permission bits of the file at `abs`; 0600 when there is none (or it cannot be seen). */
+function modeOf(abs: string): number {
+  try {
+    return (statSync(abs, { throwIfNoEntry: false })?.mode ?? 0o600) & 0o777;
+  } catch {
+    return 0o600;
   }
 }

@@ -104,7 +104,7 @@ function getTool(index: MemoryIndex): Tool<typeof getParameters> {
     run: (args) =>
       guarded(args.path, async () => {
         const rel = memoryFilePath(args.path);
-        const abs = await resolveInWorkspace(index.workspaceDir, rel);
+        const abs = resolveInWorkspace(index.workspaceDir, rel);
         const text = await loadMemoryFile(abs, rel);
         if (text === undefined) {
           throw new ToolError(
@@ -170,7 +170,7 @@ function writeTool(
         );
       }
       return guarded(rel, async () => {
-        const abs = await resolveInWorkspace(index.workspaceDir, rel);
+        const abs = resolveInWorkspace(index.workspaceDir, rel);
         const said = await locks.run(abs, async () => {
           await mkdir(path.dirname(abs), { recursive: true });
           const current = await loadMemoryFile(abs, rel);

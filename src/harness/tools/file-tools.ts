@@ -3,12 +3,13 @@
  * through resolveInWorkspace, which confines it to the workspace after resolving symlinks, so
  * neither `..` nor a link planted in the workspace reaches the rest of the machine.
  */
-import type { Dirent } from "node:fs";
-import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from "node:fs/promises";
+import { type Dirent, lstatSync, mkdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Tool, ToolOutput } from "./types.js";
 import { ToolError } from "./tool-error.js";
+import { readSized, writeText } from "../../util/small-io.js";
 
 /** Largest file read_file and edit_file load. */
 export const MAX_READ_BYTES = 2 * 1024 * 1024;
@@ -22,18 +23,21 @@ const MAX_LINK_HOPS = 40;
  * ToolError("path_outside_workspace") naming the path: absolute paths, `..` escapes, and any
  * symlink on the way (the final file included, dangling ones too) that leads outside. For a
  * path that does not exist yet, the deepest existing parent decides. The workspace folder
- * itself may be a symlink.
+ * itself may be a symlink. Synchronous: a few lstat/readlink calls (see util/small-io.ts).
  */
-export async function resolveInWorkspace(workspaceDir: string, relPath: string): Promise<string> {
+export function resolveInWorkspace(workspaceDir: string, relPath: string): string {
   if (relPath.includes("\0"))
     throw new ToolError("invalid_arguments", `path ${JSON.stringify(relPath)} contains a NUL character`);
   if (path.isAbsolute(relPath)) throw outside(relPath, "absolute paths are not allowed");
-  const root = await realpath(workspaceDir).catch((err: unknown) => {
+  let root: string;
+  try {
+    root = realpathSync.native(workspaceDir);
+  } catch (err) {
     throw new ToolError("not_found", `the workspace folder ${workspaceDir} does not exist`, { cause: err });
-  });
+  }
   const lexical = path.resolve(root, relPath);
   if (!isInside(root, lexical)) throw outside(relPath, "it climbs out of the workspace with ..");
-  const real = await realpathLoose(lexical, 0);
+  const real = realpathLoose(lexical, 0);
   if (!isInside(root, real)) throw outside(relPath, "a symbolic link on it leads out of the workspace");
   return real;
 }
@@ -56,7 +60,7 @@ const readFileTool: Tool<typeof readFileParameters> = {
   parameters: readFileParameters,
   run: (args, ctx) =>
     guarded(args.path, async (rel) => {
-      const text = await loadText(await resolveInWorkspace(ctx.workspaceDir, rel), rel);
+      const text = await loadText(resolveInWorkspace(ctx.workspaceDir, rel), rel);
       const offset = args.offset ?? 1;
       const limit = args.limit;
       if (text === "") return { content: "(empty file)" };
@@ -89,13 +93,10 @@ const writeFileTool: Tool<typeof writeFileParameters> = {
   run: (args, ctx) =>
     guarded(args.path, async (rel) => {
       const content = args.content;
-      const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
-      const existed = await stat(abs).then(
-        (s) => s.isFile(),
-        () => false,
-      );
-      await mkdir(path.dirname(abs), { recursive: true });
-      await writeFile(abs, content, "utf8");
+      const abs = resolveInWorkspace(ctx.workspaceDir, rel);
+      const existed = statSync(abs, { throwIfNoEntry: false })?.isFile() === true;
+      mkdirSync(path.dirname(abs), { recursive: true });
+      await writeText(abs, content);
       return {
         content: `wrote ${content.length} characters to ${rel} (${existed ? "replaced" : "created"})`,
       };
@@ -118,7 +119,7 @@ const editFileTool: Tool<typeof editFileParameters> = {
       const oldText = args.old_text;
       const newText = args.new_text;
       if (oldText === "") throw new ToolError("invalid_arguments", "old_text must not be empty");
-      const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
+      const abs = resolveInWorkspace(ctx.workspaceDir, rel);
       const text = await loadText(abs, rel);
       const first = text.indexOf(oldText);
       if (first === -1) {
@@ -136,7 +137,7 @@ const editFileTool: Tool<typeof editFileParameters> = {
           `old_text occurs ${count} times in ${rel}; it must occur exactly once. Include more of the surrounding text.`,
         );
       }
-      await writeFile(abs, text.slice(0, first) + newText + text.slice(first + oldText.length), "utf8");
+      await writeText(abs, text.slice(0, first) + newText + text.slice(first + oldText.length));
       const line = text.slice(0, first).split("\n").length;
       return { content: `edited ${rel}: replaced 1 passage starting at line ${line}` };
     }),
@@ -154,9 +155,9 @@ const listFilesTool: Tool<typeof listFilesParameters> = {
   parameters: listFilesParameters,
   run: (args, ctx) =>
     guarded(args.path, async (rel) => {
-      const abs = await resolveInWorkspace(ctx.workspaceDir, rel);
-      const root = await realpath(ctx.workspaceDir);
-      if (!(await stat(abs)).isDirectory()) {
+      const abs = resolveInWorkspace(ctx.workspaceDir, rel);
+      const root = realpathSync.native(ctx.workspaceDir);
+      if (!statSync(abs).isDirectory()) {
         throw new ToolError("failed", `${rel} is a file, not a folder; use read_file to read it`);
       }
       const lines: string[] = [];
@@ -205,7 +206,7 @@ async function guarded(rel: string, body: (rel: string) => Promise<ToolOutput>):
 
 /** Reads a UTF-8 text file, refusing folders, files over MAX_READ_BYTES and binary files. */
 async function loadText(abs: string, rel: string): Promise<string> {
-  const s = await stat(abs);
+  const s = statSync(abs);
   if (s.isDirectory())
     throw new ToolError("failed", `${rel} is a folder, not a file; use list_files to see inside`);
   if (s.size > MAX_READ_BYTES) {
@@ -215,7 +216,7 @@ async function loadText(abs: string, rel: string): Promise<string> {
       `${rel} is ${mb} MB; files over 2 MB cannot be read with read_file or edit_file`,
     );
   }
-  const buffer = await readFile(abs);
+  const buffer = await readSized(abs, s.size);
   if (buffer.subarray(0, 8192).includes(0))
     throw new ToolError("failed", `${rel} looks like a binary file, not text`);
   return buffer.toString("utf8");
@@ -247,23 +248,25 @@ function toToolError(err: unknown, rel: string): ToolError {
  * Like fs.realpath, but for a path whose tail does not exist yet: resolves the deepest existing
  * part (following a dangling symlink to where it points) and appends the rest.
  */
-async function realpathLoose(p: string, hops: number): Promise<string> {
+function realpathLoose(p: string, hops: number): string {
   try {
-    return await realpath(p);
+    return realpathSync.native(p);
   } catch (err) {
     if (!isErrno(err, "ENOENT") && !isErrno(err, "ENOTDIR")) throw err;
   }
   const parent = path.dirname(p);
   if (parent === p) return p;
-  const realParent = await realpathLoose(parent, hops);
+  const realParent = realpathLoose(parent, hops);
   const here = path.join(realParent, path.basename(p));
-  const link = await lstat(here).then(
-    (s) => s.isSymbolicLink(),
-    () => false,
-  );
+  let link = false;
+  try {
+    link = lstatSync(here).isSymbolicLink();
+  } catch {
+    // Missing: the rest of the path is appended as it is.
+  }
   if (!link) return here;
   if (hops >= MAX_LINK_HOPS) throw new ToolError("failed", `too many symbolic links while resolving ${p}`);
-  return realpathLoose(path.resolve(realParent, await readlink(here)), hops + 1);
+  return realpathLoose(path.resolve(realParent, readlinkSync(here)), hops + 1);
 }
 
 function outside(relPath: string, why: string): ToolError {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { TokenCounter, estimateTokens, isNear } from "../../../src/harness/context/tokens.js";
+import {
+  TokenCounter,
+  estimateTokens,
+  estimateTokensOnce,
+  isNear,
+} from "../../../src/harness/context/tokens.js";
 import type { ChatMessage, ToolSpec } from "../../../src/harness/providers/types.js";
 
 const PROSE = `Switchyard is a small daemon that sits between the chat platforms you already use and an
@@ -102,6 +107,20 @@ describe("estimateTokens", () => {
     for (let i = 0; i < 20; i++) estimateTokens(text);
     // Typically ~0.5 ms; the bound only catches a regression to something much slower.
     expect((performance.now() - start) / 20).toBeLessThan(10);
+  });
+});
+
+describe("estimateTokensOnce", () => {
+  it("gives estimateTokens' count for small and large texts, the same again from memory", () => {
+    const small = "hello world";
+    const large = "The system prompt: tools, files and rules.\n".repeat(200);
+    expect(estimateTokensOnce(small)).toBe(estimateTokens(small));
+    expect(estimateTokensOnce(large)).toBe(estimateTokens(large));
+    expect(estimateTokensOnce(large)).toBe(estimateTokens(large));
+    // Past its 16 entries it drops the oldest, not the answer.
+    for (let i = 0; i < 20; i++) estimateTokensOnce(`${large}${i}`);
+    expect(estimateTokensOnce(`${large}19`)).toBe(estimateTokens(`${large}19`));
+    expect(estimateTokensOnce(large)).toBe(estimateTokens(large));
   });
 });
 
