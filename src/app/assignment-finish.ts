@@ -1,10 +1,9 @@
 /**
- * The end of an assignment's run: its usage added to the checkpoint, the stop decision, the run
- * log, the new state, then — in this order, so a crash loses no step that matters — the next
- * wake, the owner's message (a question is marked sent once it is in the outbox; the end message
- * likewise), and last the PROGRESS.md / checkpoint.json mirror, best effort.
+ * The end of an assignment's run: its usage added to the checkpoint, the stop decision, then
+ * the run log, the new state and the next wake in one store step, then the owner's message (a
+ * question is marked sent once it is in the outbox; the end message likewise), and last the
+ * PROGRESS.md / checkpoint.json mirror, best effort.
  */
-import { queueRun } from "../harness/assignments/assignments.js";
 import { contractGaps, contractPaths } from "../harness/assignments/contract.js";
 import type { LiveRun } from "../harness/assignments/live-run.js";
 import type { ProjectFiles } from "../harness/assignments/project-files.js";
@@ -55,14 +54,6 @@ export async function finishRun(live: LiveRun, record: RunRecord, c: FinishConte
     stallThreshold: c.stallThreshold,
     now,
   });
-  await store.assignments.endRun(a.id, live.runNo, {
-    endedAt: now,
-    directive: d.directive,
-    reason: d.reason,
-    turns: record.modelCalls,
-    tokens,
-    costUsd: c.costUsd,
-  });
   // A run resumed with the owner's answer: kept if it failed (the next run resumes again), and
   // remembered for the handoff of later, fresh runs once it went through.
   const resumed = a.question?.answer !== undefined ? a.question : null;
@@ -83,11 +74,37 @@ export async function finishRun(live: LiveRun, record: RunRecord, c: FinishConte
     : resumed && !through
       ? resumed
       : null;
-  const work = { items: a.items, checkpoint: cp, question };
-  const moved = await store.assignments.setState(a.id, d.state, d.reason, now, { from: ["active"], work });
+  // The directive's wake replaces any earlier one (a retry queued while this run went on); a
+  // question's is its reminder. A crash after this step loses no message: recover() sends a
+  // question or an end not yet marked sent.
+  const next =
+    d.at !== undefined
+      ? { dueAt: d.at, reason: d.reason }
+      : question && asked
+        ? { dueAt: question.remindAt, reason: "the question's reminder" }
+        : undefined;
+  const moved = await store.assignments.finishRun(
+    {
+      assignmentId: a.id,
+      runNo: live.runNo,
+      log: {
+        endedAt: now,
+        directive: d.directive,
+        reason: d.reason,
+        turns: record.modelCalls,
+        tokens,
+        costUsd: c.costUsd,
+      },
+      state: d.state,
+      reason: d.reason,
+      from: ["active"],
+      work: { items: a.items, checkpoint: cp, question },
+      ...(next ? { next: { ...next, sessionKey: a.sessionKey, target: a.owner } } : {}),
+    },
+    now,
+  );
   if (!moved) {
-    // Cancelled meanwhile: keep what the run did, not its verdict.
-    await store.assignments.saveWork(a.id, { items: a.items, checkpoint: cp }, now);
+    // Cancelled meanwhile: the run's work is kept, not its verdict.
     const current = await store.assignments.get(a.id);
     if (current) await mirror(current, c);
     return;
@@ -98,13 +115,10 @@ export async function finishRun(live: LiveRun, record: RunRecord, c: FinishConte
     "assignment run ended",
   );
   if (d.at !== undefined) {
-    // The directive's wake replaces any earlier one (a retry queued while this run went on).
-    await queueRun(store, after, d.at, d.reason, now, true);
     c.poke(d.at <= now);
     await c.owner.report(after);
   } else if (asked && question) {
     await c.owner.ask(after, question);
-    await queueRun(store, after, question.remindAt, "the question's reminder", now, true);
     await c.owner.report(after);
   } else await c.owner.end(after, d.summary);
   await mirror(after, c);

@@ -35,6 +35,7 @@ import type { LaneTaskContext } from "../gateway/lanes/types.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
 import type { PreparedTurn, TurnSource } from "../gateway/turn-sources.js";
 import type { Assignment, WorkItem } from "../store/repos/assignment-repo.js";
+import type { RunRecord } from "../store/repos/run-repo.js";
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Wake } from "../store/repos/wake-repo.js";
 import type { Store } from "../store/types.js";
@@ -77,8 +78,8 @@ export class Assignments {
   #turns: TurnRunner | undefined;
   #registry: ToolRegistry | undefined;
   #events: Pick<GatewayEvents, "emit"> | undefined;
-  /** Cost of committed runs by run id, taken from the turn_committed event. */
-  readonly #cost = new Map<string, number>();
+  /** Records of this gateway's committed runs (calls and cost included), from turn_committed. */
+  readonly #committed = new Map<string, RunRecord>();
   readonly #owner: OwnerMessages;
   /** How contract checks run: commands under the tool timeout (60 s), so a slow one is a gap. */
   readonly #checks: { workspaceDir: string; allowCommands: boolean; commandTimeoutMs: number };
@@ -108,10 +109,7 @@ export class Assignments {
     this.#turns = turns;
     this.#events = events;
     events.on((e) => {
-      const cost = (calls: ReadonlyArray<{ costUsd: number }>) =>
-        calls.reduce((sum, c) => sum + c.costUsd, 0);
-      if (e.type === "turn_committed" && this.runs.get(e.run.runId))
-        this.#cost.set(e.run.runId, cost(e.run.calls));
+      if (e.type === "turn_committed" && this.runs.get(e.run.runId)) this.#committed.set(e.run.runId, e.run);
     });
   }
 
@@ -262,8 +260,8 @@ export class Assignments {
       ];
     } else {
       await this.files.ensure(a.id);
-      if (await store.sessions.get(a.sessionKey))
-        await store.sessions.reset(a.sessionKey, newId("ses"), clock.now());
+      // A fresh context: a new session id (made, for the first run).
+      await store.sessions.reset(a.sessionKey, newId("ses"), clock.now());
       const gaps = a.contract.length > 0 ? await contractGaps(a.contract, this.#checks) : [];
       inputs = [
         {
@@ -316,7 +314,9 @@ export class Assignments {
     } finally {
       if (live) this.runs.end(live.runId);
     }
-    const record = live ? await store.runs.get(live.runId) : undefined;
+    // As committed (read back from the store only when the event was missed).
+    const record = live ? (this.#committed.get(live.runId) ?? (await store.runs.get(live.runId))) : undefined;
+    if (live) this.#committed.delete(live.runId);
     if (!live || !record) {
       // Not run (its session held elsewhere), not saved, or stopped by shutdown: its wake was
       // used, so another is queued (a run elsewhere or the next start finds it waiting).
@@ -329,8 +329,7 @@ export class Assignments {
       );
       return;
     }
-    const costUsd = this.#cost.get(live.runId) ?? 0;
-    this.#cost.delete(live.runId);
+    const costUsd = record.calls.reduce((sum, call) => sum + call.costUsd, 0);
     await finishRun(live, record, {
       store,
       clock,

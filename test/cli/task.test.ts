@@ -122,22 +122,30 @@ describe("switchyard task", () => {
         tokens: 0,
         costUsd: 0,
       });
-      await st.assignments.endRun(id, 1, {
-        endedAt: now + 1_000,
-        directive: "pause",
-        reason: "asked the owner",
-        turns: 3,
-        tokens: 1_234,
-        costUsd: 0.01,
-      });
       const a = (await st.assignments.get(id)) as Assignment;
-      await st.assignments.setState(id, "requires_action", "asked: which folder?", now, {
-        work: {
-          items: [{ id: 1, title: "Read the notes", status: "done", notes: "12 files", updatedAt: now }],
-          checkpoint: { ...a.checkpoint, runs: 1, turns: 3, tokens: 1_234, costUsd: 0.01 },
-          question: question("Which folder?", now),
+      await st.assignments.finishRun(
+        {
+          assignmentId: id,
+          runNo: 1,
+          log: {
+            endedAt: now + 1_000,
+            directive: "pause",
+            reason: "asked the owner",
+            turns: 3,
+            tokens: 1_234,
+            costUsd: 0.01,
+          },
+          state: "requires_action",
+          reason: "asked: which folder?",
+          from: ["active"],
+          work: {
+            items: [{ id: 1, title: "Read the notes", status: "done", notes: "12 files", updatedAt: now }],
+            checkpoint: { ...a.checkpoint, runs: 1, turns: 3, tokens: 1_234, costUsd: 0.01 },
+            question: question("Which folder?", now),
+          },
         },
-      });
+        now,
+      );
     });
     const show = await task(s, "show", id);
     expect(show.out).toContain(`assignment ${id}: requires_action (asked: which folder?)`);

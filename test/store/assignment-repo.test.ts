@@ -9,6 +9,7 @@ import type {
   AssignmentState,
   Checkpoint,
   PendingQuestion,
+  RunEnd,
   WorkItem,
 } from "../../src/store/repos/assignment-repo.js";
 import { NEW_CHECKPOINT } from "../../src/harness/assignments/assignments.js";
@@ -56,6 +57,26 @@ function question(over: Partial<PendingQuestion> = {}): PendingQuestion {
     expiresAt: T0 + 7_200_000,
     reminded: false,
     ...over,
+  };
+}
+
+/** A run's end moving an active assignment to sleeping, without a next wake. */
+function end(id: string, runNo: number): RunEnd {
+  return {
+    assignmentId: id,
+    runNo,
+    log: {
+      endedAt: T0 + 1_500,
+      directive: "sleep",
+      reason: "the agent sleeps",
+      turns: 1,
+      tokens: 10,
+      costUsd: 0,
+    },
+    state: "sleeping",
+    reason: "the agent sleeps",
+    from: ["active"],
+    work: { items: [], checkpoint: { ...NEW_CHECKPOINT }, question: null },
   };
 }
 
@@ -259,14 +280,20 @@ describe("assignments", () => {
         tokens: 0,
         costUsd: 0,
       });
-      await store.assignments.endRun("t0000001", 1, {
-        endedAt: T0 + 1_500,
-        directive: "sleep",
-        reason: "the agent sleeps 30 min",
-        turns: 4,
-        tokens: 1_200,
-        costUsd: 0.01,
-      });
+      await store.assignments.finishRun(
+        {
+          ...end("t0000001", 1),
+          log: {
+            endedAt: T0 + 1_500,
+            directive: "sleep",
+            reason: "the agent sleeps 30 min",
+            turns: 4,
+            tokens: 1_200,
+            costUsd: 0.01,
+          },
+        },
+        T0 + 1_500,
+      );
       const runs = await store.assignments.runs("t0000001", 10);
       expect(runs.map((r) => r.runNo)).toEqual([3, 2, 1]);
       expect(runs[2]).toEqual({
@@ -291,6 +318,58 @@ describe("assignments", () => {
       expect((await store.assignments.runs("t0000001", 2)).map((r) => r.runNo)).toEqual([3, 2]);
       expect((await store.assignments.runs("t0000002", 10)).map((r) => r.runId)).toEqual(["run_x"]);
       expect(await store.assignments.runs("t0000009", 10)).toEqual([]);
+    });
+
+    it("finishRun writes the log, the state, the work and the next wake in one step", async () => {
+      const a = assignment("t0000001");
+      await store.assignments.create(a);
+      await store.wakes.add(
+        { sessionKey: a.sessionKey, dueAt: T0 + 60_000, reason: "retry", target: ANN },
+        { maxPending: 5, minGapMs: 0 },
+        T0,
+      );
+      const start = { assignmentId: "t0000001", runNo: 1, runId: "run_1", turns: 0, tokens: 0, costUsd: 0 };
+      await store.assignments.startRun({ ...start, startedAt: T0 });
+      const item = { id: 1, title: "Survey pool 1", status: "done" as const, notes: "", updatedAt: T0 };
+      const moved = await store.assignments.finishRun(
+        {
+          ...end("t0000001", 1),
+          work: { items: [item], checkpoint: { ...NEW_CHECKPOINT, runs: 1 }, question: null },
+          next: { sessionKey: a.sessionKey, dueAt: T0 + 2_000, reason: "the agent continues", target: ANN },
+        },
+        T0 + 1_000,
+      );
+      expect(moved).toBe(true);
+      const after = await store.assignments.get("t0000001");
+      expect(after).toMatchObject({ state: "sleeping", stateReason: "the agent sleeps", items: [item] });
+      expect(after?.checkpoint.runs).toBe(1);
+      // The retry gave way: one waiting wake, the directive's.
+      expect(await store.wakes.list(a.sessionKey)).toMatchObject([
+        { dueAt: T0 + 2_000, reason: "the agent continues", target: ANN },
+      ]);
+      expect((await store.assignments.runs("t0000001", 1))[0]).toMatchObject({ endedAt: T0 + 1_500 });
+    });
+
+    it("finishRun after a cancel keeps the work only: no state, no wake, false", async () => {
+      const a = assignment("t0000001", { state: "cancelled", stateReason: "cancelled by the owner" });
+      await store.assignments.create(a);
+      const item = { id: 1, title: "Survey pool 1", status: "done" as const, notes: "", updatedAt: T0 };
+      const moved = await store.assignments.finishRun(
+        {
+          ...end("t0000001", 1),
+          work: { items: [item], checkpoint: { ...NEW_CHECKPOINT, runs: 1 }, question: question() },
+          next: { sessionKey: a.sessionKey, dueAt: T0 + 2_000, reason: "the agent continues", target: ANN },
+        },
+        T0 + 1_000,
+      );
+      expect(moved).toBe(false);
+      expect(await store.assignments.get("t0000001")).toMatchObject({
+        state: "cancelled",
+        stateReason: "cancelled by the owner",
+        items: [item],
+        question: null,
+      });
+      expect(await store.wakes.list(a.sessionKey)).toEqual([]);
     });
 
     it("a run started again under the same number takes the new run id and start", async () => {

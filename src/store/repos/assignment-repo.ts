@@ -140,6 +140,19 @@ export interface AssignmentRun {
   costUsd: number;
 }
 
+/** What `finishRun` writes (see there). */
+export interface RunEnd {
+  assignmentId: string;
+  runNo: number;
+  log: Pick<AssignmentRun, "endedAt" | "directive" | "reason" | "turns" | "tokens" | "costUsd">;
+  state: AssignmentState;
+  reason: string | null;
+  from: readonly AssignmentState[];
+  work: { items: WorkItem[]; checkpoint: Checkpoint; question: PendingQuestion | null };
+  /** The next run (or the question's reminder): a wake in `sessionKey`. */
+  next?: { sessionKey: string; dueAt: number; reason: string; target: ChatTarget | null };
+}
+
 /** What may be written together by the run holding the assignment (never the state). */
 export interface AssignmentWork {
   items?: WorkItem[];
@@ -171,13 +184,15 @@ export interface AssignmentRepo {
     now: number,
     options?: { from?: readonly AssignmentState[]; work?: AssignmentWork },
   ): Promise<boolean>;
-  /** Logs a run's start; its end is `endRun`. */
+  /** Logs a run's start; its end is `finishRun`. */
   startRun(run: Omit<AssignmentRun, "endedAt" | "directive" | "reason">): Promise<void>;
-  endRun(
-    assignmentId: string,
-    runNo: number,
-    end: Pick<AssignmentRun, "endedAt" | "directive" | "reason" | "turns" | "tokens" | "costUsd">,
-  ): Promise<void>;
+  /**
+   * A run's end in one step: its row in the run log; then, while the state is still one of
+   * `end.from`, the new state with the work and the next run's wake in place of any waiting in
+   * the assignment's session. When the state had moved (a cancel got there first) only the
+   * items and checkpoint are kept, and it returns false.
+   */
+  finishRun(end: RunEnd, now: number): Promise<boolean>;
   /** The last `limit` runs, newest first. */
   runs(assignmentId: string, limit: number): Promise<AssignmentRun[]>;
 }

@@ -1,5 +1,5 @@
 /** Assignments, their run log and learnings in SQLite (see AssignmentRepo, LearningRepo). */
-import type { Database } from "better-sqlite3";
+import type { Database, Transaction } from "better-sqlite3";
 import type { ChatTarget } from "../../channels/types.js";
 import type {
   Assignment,
@@ -10,6 +10,7 @@ import type {
   Learning,
   LearningRepo,
   LearningState,
+  RunEnd,
 } from "../repos/assignment-repo.js";
 import { guard } from "./errors.js";
 import { type StatementCache, statementCache } from "./statements.js";
@@ -91,9 +92,12 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
   readonly #sql: StatementCache;
   readonly #path: string;
 
+  readonly #finishTx: Transaction<(end: RunEnd, now: number) => boolean>;
+
   constructor(db: Database, path: string) {
     this.#sql = statementCache(db);
     this.#path = path;
+    this.#finishTx = db.transaction((end: RunEnd, now: number) => this.#finish(end, now));
   }
 
   async create(a: Assignment): Promise<void> {
@@ -214,16 +218,61 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
     );
   }
 
-  async endRun(
-    assignmentId: string,
-    runNo: number,
-    end: Pick<AssignmentRun, "endedAt" | "directive" | "reason" | "turns" | "tokens" | "costUsd">,
-  ): Promise<void> {
-    guard(this.#path, () =>
-      this.#sql(
-        "UPDATE assignment_runs SET ended_at = ?, directive = ?, reason = ?, turns = ?, tokens = ?, cost_usd = ? WHERE assignment_id = ? AND run_no = ?",
-      ).run(end.endedAt, end.directive, end.reason, end.turns, end.tokens, end.costUsd, assignmentId, runNo),
+  async finishRun(end: RunEnd, now: number): Promise<boolean> {
+    return guard(this.#path, () => this.#finishTx.immediate(end, now));
+  }
+
+  #finish(end: RunEnd, now: number): boolean {
+    const { log } = end;
+    this.#sql(
+      "UPDATE assignment_runs SET ended_at = ?, directive = ?, reason = ?, turns = ?, tokens = ?, cost_usd = ? WHERE assignment_id = ? AND run_no = ?",
+    ).run(
+      log.endedAt,
+      log.directive,
+      log.reason,
+      log.turns,
+      log.tokens,
+      log.costUsd,
+      end.assignmentId,
+      end.runNo,
     );
+    const items = JSON.stringify(end.work.items);
+    const checkpoint = JSON.stringify(end.work.checkpoint);
+    const from = end.from;
+    const moved =
+      this.#sql(
+        `UPDATE assignments SET state = ?, state_reason = ?, items = ?, checkpoint = ?, question = ?, updated_at = ?
+         WHERE id = ? AND state IN (${from.map(() => "?").join(", ")})`,
+      ).run(
+        end.state,
+        end.reason,
+        items,
+        checkpoint,
+        end.work.question === null ? null : JSON.stringify(end.work.question),
+        now,
+        end.assignmentId,
+        ...from,
+      ).changes > 0;
+    if (!moved) {
+      this.#sql("UPDATE assignments SET items = ?, checkpoint = ?, updated_at = ? WHERE id = ?").run(
+        items,
+        checkpoint,
+        now,
+        end.assignmentId,
+      );
+      return false;
+    }
+    const next = end.next;
+    if (next) {
+      // The same rows WakeRepo writes: any waiting wake of the session gives way to this one.
+      this.#sql("UPDATE wakes SET state = 'cancelled' WHERE session_key = ? AND state = 'pending'").run(
+        next.sessionKey,
+      );
+      this.#sql(
+        "INSERT INTO wakes (session_key, due_at, reason, target, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)",
+      ).run(next.sessionKey, next.dueAt, next.reason, next.target ? JSON.stringify(next.target) : null, now);
+    }
+    return true;
   }
 
   async runs(assignmentId: string, limit: number): Promise<AssignmentRun[]> {

@@ -69,7 +69,7 @@ export class SqliteSessionRepo implements SessionRepo {
   readonly #ensure: Statement<
     [{ sessionKey: string; sessionId: string; target: string | null; now: number }]
   >;
-  readonly #reset: Statement<[{ sessionKey: string; sessionId: string; now: number }]>;
+  readonly #reset: Statement<[{ sessionKey: string; sessionId: string; now: number }], SessionRow>;
   readonly #byKey: Statement<[string], SessionRow>;
   readonly #count: Statement<[], { n: number }>;
   readonly #latestTarget: Statement<[], { last_target: string }>;
@@ -97,7 +97,8 @@ export class SqliteSessionRepo implements SessionRepo {
     this.#reset = db.prepare(
       `INSERT INTO sessions (session_key, session_id, last_target, created_at, updated_at)
        VALUES (@sessionKey, @sessionId, NULL, @now, @now)
-       ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`,
+       ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at
+       RETURNING *`,
     );
     this.#byKey = db.prepare("SELECT * FROM sessions WHERE session_key = ?");
     this.#count = db.prepare("SELECT COUNT(*) AS n FROM sessions");
@@ -158,14 +159,12 @@ export class SqliteSessionRepo implements SessionRepo {
   }
 
   async reset(sessionKey: string, newSessionId: string, now: number): Promise<SessionRecord> {
-    return guard(this.#path, () =>
-      this.#db
-        .transaction(() => {
-          this.#reset.run({ sessionKey, sessionId: newSessionId, now });
-          return this.#mustGet(sessionKey);
-        })
-        .immediate(),
-    );
+    return guard(this.#path, () => {
+      // One statement, so one step: the upsert returns the row it wrote.
+      const row = this.#reset.get({ sessionKey, sessionId: newSessionId, now });
+      if (!row) throw new Error(`session ${sessionKey} was not written by its reset`);
+      return toSessionRecord(row);
+    });
   }
 
   async setModel(sessionKey: string, model: string | null, now: number): Promise<boolean> {

@@ -108,11 +108,9 @@ export class SqliteWakeRepo implements WakeRepo {
 
   async claim(id: number, now: number): Promise<Wake | undefined> {
     return guard(this.#path, () => {
-      const r = this.#sql(
-        "UPDATE wakes SET state = 'fired', fired_at = ? WHERE id = ? AND state = 'pending'",
-      ).run(now, id);
-      if (r.changes === 0) return undefined;
-      const row = this.#sql<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?").get(id);
+      const row = this.#sql<[number, number], WakeRow>(
+        "UPDATE wakes SET state = 'fired', fired_at = ? WHERE id = ? AND state = 'pending' RETURNING *",
+      ).get(now, id);
       return row ? toWake(row) : undefined;
     });
   }
