@@ -22,9 +22,12 @@
  *   transcript, the stop decision, the project files, the wake, the scheduler and the next run's
  *   handoff. "Beyond the model calls" subtracts a measured baseline: after the daemon is gone,
  *   bench/model-call-child.ts (its own process) streams run 200's exact request through the
- *   gateway's own AnthropicProvider (SDK + its node:http transport) to the same simulator, 50
- *   warm-up calls then 200 measured; its CPU per call (all threads) times the model calls per
- *   run. The target is judged on that difference; both figures are shown.
+ *   gateway's own AnthropicProvider (SDK + its node:http transport) to the same simulator, one
+ *   call to load it, then 200 measured; its CPU per call (all threads) times the model calls per
+ *   run. The 200 calls are the daemon's window call for call, in the same state of V8's JIT
+ *   (cold at first, warm later: the SDK's warm-up is the model call's, not the gateway's), and
+ *   the warm figure (runs 101-200) subtracts the baseline's second half. The target is judged
+ *   on that difference; both figures are shown.
  * - Prompt size: run 1's and run 200's request body (JSON characters) and prompt tokens by the
  *   simulator's own estimate (system + tools + messages, PromptCache's ceil(chars / 4)).
  * - Wall time: run 1's start to run 200's end, from the assignment's run ledger.
@@ -68,8 +71,8 @@ const CPU_AT = [1, HALF, RUNS];
 const PROMPT_AT = [1, 2, RUNS / 2, RUNS];
 /** The model-call baseline (bench/model-call-child.ts): its API key, warm-up and measured calls. */
 const BASELINE_KEY = "sk-ant-baseline";
-const BASELINE_WARMUP = 50;
-const BASELINE_CALLS = 200;
+const BASELINE_WARMUP = 1;
+const BASELINE_CALLS = RUNS;
 const BASELINE_LIMIT_MS = 30_000;
 const ROOT = resolve(import.meta.dirname, "..");
 const CALL_CHILD = join(import.meta.dirname, "model-call-child.ts");
@@ -286,9 +289,13 @@ async function waitFinal(
 
 /**
  * The model-call baseline: bench/model-call-child.ts streams `body` through the gateway's
- * AnthropicProvider to the simulator; resolves with its CPU per call (ms, all threads).
+ * AnthropicProvider to the simulator; resolves with its CPU per call (ms, all threads): of all
+ * its measured calls, and of their second half.
  */
-async function modelCallBaseline(simulatorUrl: string, body: unknown): Promise<number> {
+async function modelCallBaseline(
+  simulatorUrl: string,
+  body: unknown,
+): Promise<{ allMs: number; secondHalfMs: number }> {
   const child = spawn(
     process.execPath,
     [
@@ -316,8 +323,8 @@ async function modelCallBaseline(simulatorUrl: string, body: unknown): Promise<n
   try {
     const code = await exited;
     if (code !== 0) throw new Error(`model-call baseline exited ${code ?? "on a signal"}:\n${err}`);
-    const { cpuMsPerCall } = JSON.parse(out) as { cpuMsPerCall: number };
-    return cpuMsPerCall;
+    const r = JSON.parse(out) as { cpuMsPerCall: number; secondHalfMsPerCall: number };
+    return { allMs: r.cpuMsPerCall, secondHalfMs: r.secondHalfMsPerCall };
   } finally {
     clearTimeout(timer);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -392,15 +399,17 @@ export const assignmentBench: Benchmark = {
         throw new Error(`work items: ${a.items.map((i) => `#${i.id} ${i.status}`).join(", ")}`);
       await gw.kill(); // the baseline gets the machine to itself
       gw = undefined;
-      const baselineMs = await modelCallBaseline(simulator.url, lastBody);
+      const baseline = await modelCallBaseline(simulator.url, lastBody);
+      const baselineMs = baseline.allMs;
 
       const cycles = RUNS - 1;
       const all = perRun(first, last);
       const warm = perRun(half, last);
       const callsPerRun = (a.checkpoint.turns + others) / RUNS;
       const modelMs = baselineMs * callsPerRun;
+      const warmModelMs = baseline.secondHalfMs * callsPerRun;
       const beyondMs = all.cpuMs - modelMs;
-      const warmBeyondMs = warm.cpuMs - modelMs;
+      const warmBeyondMs = warm.cpuMs - warmModelMs;
       const sorted = [...runs].sort((x, y) => x.runNo - y.runNo);
       const wallMs = (sorted.at(-1)?.endedAt ?? Number.NaN) - (sorted[0]?.startedAt ?? Number.NaN);
       const runWalls = sorted.map((r) => (r.endedAt ?? Number.NaN) - r.startedAt);
@@ -418,7 +427,7 @@ export const assignmentBench: Benchmark = {
           `next run starts p50 ${fmt(median(gaps), 1)} / p99 ${fmt(percentile(gaps, 99), 1)} ms after); ` +
           `CPU per run ${fmt(all.cpuMs)} ms (main thread ${fmt(all.mainMs)}, other threads ${fmt(all.cpuMs - all.mainMs)}, ` +
           `stat ticks ${fmt(all.ticksMs)}); runs ${HALF}-${RUNS} alone ${fmt(warm.cpuMs)} ms (main ${fmt(warm.mainMs)}); ` +
-          `model-call baseline ${fmt(baselineMs)} ms/call; ${calls} model calls (${others} not of a run); ` +
+          `model-call baseline ${fmt(baselineMs)} ms/call (second half ${fmt(baseline.secondHalfMs)}); ${calls} model calls (${others} not of a run); ` +
           `prompts: run 1 ${sizeOf(1)}, run 2 ${sizeOf(2)}, run ${RUNS / 2} ${sizeOf(RUNS / 2)}, run ${RUNS} ${sizeOf(RUNS)}`,
       );
       return [
@@ -426,8 +435,8 @@ export const assignmentBench: Benchmark = {
           benchmark: `Assignment: gateway CPU per run beyond the model calls, ${RUNS}-run assignment, built daemon, simulator answering at once (ms; all threads, ${cycles} run cycles)`,
           figure:
             `${fmt(beyondMs)} ms/run = ${fmt(all.cpuMs)} in all (main thread ${fmt(all.mainMs)}) − ${fmt(modelMs)} model-call client ` +
-            `(${fmt(callsPerRun)} calls/run × ${fmt(baselineMs)} ms, measured apart); runs ${HALF}-${RUNS} alone: ` +
-            `${fmt(warmBeyondMs)} beyond, ${fmt(warm.cpuMs)} in all`,
+            `(${fmt(callsPerRun)} calls/run × ${fmt(baselineMs)} ms, its first ${BASELINE_CALLS} calls measured apart); runs ${HALF}-${RUNS} alone: ` +
+            `${fmt(warmBeyondMs)} beyond, ${fmt(warm.cpuMs)} in all − ${fmt(warmModelMs)}`,
           target: `< ${CPU_TARGET_MS} ms`,
           met: beyondMs < CPU_TARGET_MS,
           values: {
@@ -439,6 +448,7 @@ export const assignmentBench: Benchmark = {
             warmCpuMsPerRun: warm.cpuMs,
             warmMainThreadMsPerRun: warm.mainMs,
             modelCallMs: baselineMs,
+            warmModelCallMs: baseline.secondHalfMs,
             modelCallsPerRun: callsPerRun,
             runs: RUNS,
           },

@@ -4,7 +4,7 @@
  * a ModelRequest and streams it `warmup + calls` times, one after another, through the gateway's
  * own AnthropicProvider (the SDK over the gateway's node:http transport) to the simulator at
  * argv[2], consuming every event. Prints one JSON line: the CPU (user + system, all threads of
- * this process) of the last `calls` calls, per call.
+ * this process) per call of the last `calls` calls, and of their second half alone.
  *
  * Usage: model-call-child.ts <simulatorUrl> <apiKey> <warmup> <calls>
  */
@@ -58,11 +58,16 @@ async function main(): Promise<void> {
     if (!stopped) throw new Error("the stream ended without a stop event");
   };
   for (let i = 0; i < warmup; i++) await once();
+  const half = Math.floor(calls / 2);
   const cpu0 = process.cpuUsage();
-  for (let i = 0; i < calls; i++) await once();
-  const cpu = process.cpuUsage(cpu0);
+  for (let i = 0; i < half; i++) await once();
+  const cpuHalf = process.cpuUsage();
+  for (let i = half; i < calls; i++) await once();
+  const all = process.cpuUsage(cpu0);
+  const second = process.cpuUsage(cpuHalf);
+  const ms = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
   process.stdout.write(
-    `${JSON.stringify({ cpuMsPerCall: (cpu.user + cpu.system) / 1000 / calls, calls })}\n`,
+    `${JSON.stringify({ cpuMsPerCall: ms(all) / calls, secondHalfMsPerCall: ms(second) / (calls - half), calls })}\n`,
   );
 }
 

@@ -101,6 +101,8 @@ export class SystemPrompt {
   #stable: { signature: unknown[]; prompt: Omit<TieredPrompt, "volatile"> } | undefined;
   /** Date formats by timezone (building one costs more than a whole cached turn). */
   readonly #formats = new Map<string, Intl.DateTimeFormat>();
+  /** The last "Now:" text, by zone and minute. */
+  #when: { tz: string; minute: number; text: string } | undefined;
   /** Context-file versions whose findings were logged. */
   readonly #logged = new Set<string>();
 
@@ -201,7 +203,13 @@ export class SystemPrompt {
       });
       this.#formats.set(tz, format);
     }
-    const when = format.format(now);
+    // Minutes are the finest the text shows: formatted once a minute, not once a turn.
+    const minute = Math.floor(now.getTime() / 60_000);
+    let when = this.#when?.tz === tz && this.#when.minute === minute ? this.#when.text : undefined;
+    if (when === undefined) {
+      when = format.format(now);
+      this.#when = { tz, minute, text: when };
+    }
     const env = [
       `Now: ${when} (${tz})`,
       `Channel: ${turn.channel}, ${turn.chatKind === "group" ? "a group chat (MEMORY.md is not loaded here: do not reveal private memory)" : turn.chatKind === "background" ? "background work (no one is waiting for a reply)" : "a direct chat"}`,

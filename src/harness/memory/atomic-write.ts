@@ -10,6 +10,13 @@ import path from "node:path";
 import { writeText } from "../../util/small-io.js";
 
 /**
+ * Temp names: random once per process, then counted (a random name per write cost ~20 µs), so a
+ * temp file a crashed process left behind never collides with a new one.
+ */
+const TEMP_TAG = randomBytes(6).toString("hex");
+let tempSeq = 0;
+
+/**
  * Writes `content` (UTF-8) to `abs` atomically, keeping the permission bits of the file it
  * replaces (new files get 0600). `durable` (default true) flushes it to disk before the rename;
  * without it (a mirror of what the database holds) a power cut may leave the old file, never
@@ -23,7 +30,10 @@ export async function writeFileAtomic(
   options: { durable?: boolean } = {},
 ): Promise<void> {
   // A leading dot keeps the temp file out of the memory index and most listings.
-  const temp = path.join(path.dirname(abs), `.${path.basename(abs)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = path.join(
+    path.dirname(abs),
+    `.${path.basename(abs)}.${TEMP_TAG}${(++tempSeq).toString(36)}.tmp`,
+  );
   if (options.durable === false) {
     const mode = modeOf(abs);
     try {

@@ -50,15 +50,24 @@ export function dailyNotePath(date: string): string {
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+/** The last date worked out per zone, with its minute. */
+const lastDates = new Map<string, { minute: number; date: string }>();
 
 /**
  * The calendar date (`YYYY-MM-DD`) at `nowMs` in the IANA `timeZone`. Throws a RangeError naming
  * the zone when Intl does not know it.
  */
 export function localDate(nowMs: number, timeZone: string): string {
+  // Zones move by whole minutes: the date is worked out once a minute per zone, not per call.
+  const minute = Math.floor(nowMs / 60_000);
+  const known = lastDates.get(timeZone);
+  if (known?.minute === minute) return known.date;
   const parts = formatterFor(timeZone).formatToParts(new Date(nowMs));
   const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
-  return `${part("year").padStart(4, "0")}-${part("month")}-${part("day")}`;
+  const date = `${part("year").padStart(4, "0")}-${part("month")}-${part("day")}`;
+  if (lastDates.size >= 64) lastDates.clear();
+  lastDates.set(timeZone, { minute, date });
+  return date;
 }
 
 /** The calendar day before `date` (`YYYY-MM-DD`), by the calendar, not by 24 hours. */
