@@ -6,8 +6,16 @@
 type Labels = Record<string, string>;
 
 function labelKey(labels: Labels): string {
-  const keys = Object.keys(labels).sort();
-  return keys.map((k) => `${k}="${String(labels[k]).replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`).join(",");
+  const keys = Object.keys(labels);
+  if (keys.length > 1) keys.sort();
+  let key = "";
+  for (const k of keys) {
+    const v = String(labels[k]);
+    // Escaped only when there is something to escape: label values rarely hold \ or ".
+    const escaped = v.includes("\\") || v.includes('"') ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"') : v;
+    key += `${key === "" ? "" : ","}${k}="${escaped}"`;
+  }
+  return key;
 }
 
 interface Metric {

@@ -76,14 +76,25 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     {
       level,
       base: { pid: process.pid },
-      redact: {
-        paths: ["apiKey", "token", "*.apiKey", "*.token", "headers.authorization", "*.headers.authorization"],
-        censor: "[REDACTED]",
-      },
-      hooks: { streamWrite: (line: string) => secrets.redact(line) },
+      hooks: { streamWrite: (line: string) => secrets.redact(redactSecretFields(line)) },
     },
     streams.length === 1 ? main : pino.multistream(streams),
   );
+}
+
+/** A string value under a key that names a secret, at any depth of a JSON line. */
+const SECRET_FIELD = /("(?:apiKey|token|authorization)"\s*:\s*")(?:[^"\\]|\\.)*"/gi;
+
+/**
+ * `"apiKey"`, `"token"` and `"authorization"` values of a serialized line, whatever their shape
+ * (the known shapes are SecretList's): on the text, so no log call's object is copied for it (a
+ * redacting copy of every object cost ~5 µs and ~10 KB a line).
+ */
+export function redactSecretFields(line: string): string {
+  SECRET_FIELD.lastIndex = 0;
+  if (!SECRET_FIELD.test(line)) return line;
+  SECRET_FIELD.lastIndex = 0;
+  return line.replace(SECRET_FIELD, '$1[REDACTED]"');
 }
 
 /** A logger that drops everything (tests, library use). */

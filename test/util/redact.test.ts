@@ -104,4 +104,24 @@ describe("logger", () => {
     for (const key of Object.values(KEYS)) expect(all).not.toContain(key);
     expect(all).toContain('"name":"provider.anthropic"');
   });
+
+  it("redacts apiKey, token and authorization values of any shape, at any depth", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
+    const logger = createLogger({ destination: sink, format: "json" });
+    logger.info({ token: "plain-word", provider: { config: { apiKey: 'odd"quoted\\value' } } }, "x");
+    logger.info({ headers: { Authorization: "Basic dXNlcjpwYXNz" }, tokens: 12, inputTokens: 3 }, "y");
+    logger.flush();
+    await new Promise((r) => setImmediate(r));
+    const [first, second] = lines.map((l) => JSON.parse(l));
+    expect(first.token).toBe("[REDACTED]");
+    expect(first.provider.config.apiKey).toBe("[REDACTED]");
+    expect(second.headers.Authorization).toBe("[REDACTED]");
+    expect([second.tokens, second.inputTokens]).toEqual([12, 3]);
+  });
 });
