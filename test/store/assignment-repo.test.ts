@@ -280,20 +280,15 @@ describe("assignments", () => {
         tokens: 0,
         costUsd: 0,
       });
-      await store.assignments.finishRun(
-        {
-          ...end("t0000001", 1),
-          log: {
-            endedAt: T0 + 1_500,
-            directive: "sleep",
-            reason: "the agent sleeps 30 min",
-            turns: 4,
-            tokens: 1_200,
-            costUsd: 0.01,
-          },
-        },
-        T0 + 1_500,
-      );
+      const log = {
+        endedAt: T0 + 1_500,
+        directive: "sleep" as const,
+        reason: "the agent sleeps 30 min",
+        turns: 4,
+        tokens: 1_200,
+        costUsd: 0.01,
+      };
+      await store.assignments.finishRun({ ...end("t0000001", 1), log }, T0 + 1_500);
       const runs = await store.assignments.runs("t0000001", 10);
       expect(runs.map((r) => r.runNo)).toEqual([3, 2, 1]);
       expect(runs[2]).toEqual({
@@ -301,12 +296,7 @@ describe("assignments", () => {
         runNo: 1,
         runId: "run_1",
         startedAt: T0 + 1_000,
-        endedAt: T0 + 1_500,
-        directive: "sleep",
-        reason: "the agent sleeps 30 min",
-        turns: 4,
-        tokens: 1_200,
-        costUsd: 0.01,
+        ...log,
       });
       expect(runs[0]).toMatchObject({
         runId: "run_3",

@@ -82,16 +82,21 @@ describe("redactSecrets", () => {
   });
 });
 
+/** A JSON logger whose lines are kept. */
+function jsonLogger() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(chunk.toString());
+      cb();
+    },
+  });
+  return { lines, logger: createLogger({ destination: sink, format: "json" }) };
+}
+
 describe("logger", () => {
   it("redacts secrets in every serialized line, whatever the field", async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        lines.push(chunk.toString());
-        cb();
-      },
-    });
-    const logger = createLogger({ destination: sink, format: "json" });
+    const { lines, logger } = jsonLogger();
     const child = logger.child({ name: "provider.anthropic" });
     child.info({ apiKey: KEYS.anthropic }, "configured");
     child.warn({ err: new Error(`401 for key ${KEYS.openai}`) }, "call failed");
@@ -106,14 +111,7 @@ describe("logger", () => {
   });
 
   it("redacts apiKey, token and authorization values of any shape, at any depth", async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        lines.push(chunk.toString());
-        cb();
-      },
-    });
-    const logger = createLogger({ destination: sink, format: "json" });
+    const { lines, logger } = jsonLogger();
     logger.info({ token: "plain-word", provider: { config: { apiKey: 'odd"quoted\\value' } } }, "x");
     logger.info({ headers: { Authorization: "Basic dXNlcjpwYXNz" }, tokens: 12, inputTokens: 3 }, "y");
     logger.flush();
