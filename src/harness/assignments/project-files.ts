@@ -143,6 +143,7 @@ export class ProjectFiles {
     const hash = createHash("sha1");
     let seen = 0;
     const walk = (dir: string, rel: string): void => {
+      if (seen > FINGERPRINT_MAX_FILES) return; // a tree that large is not walked on the event loop
       let entries: Dirent[];
       try {
         entries = readdirSync(dir, { withFileTypes: true });
@@ -158,10 +159,11 @@ export class ProjectFiles {
         const full = path.join(dir, e.name);
         if (e.isDirectory()) walk(full, `${rel}${e.name}/`);
         else if (++seen <= FINGERPRINT_MAX_FILES) hash.update(`${rel}${e.name}\0${this.#digest(full)}\n`);
+        else return;
       }
     };
     walk(this.#abs(id), "");
-    hash.update(`files\0${seen}\n`); // past the cap, only how many there are
+    hash.update(`files\0${seen}\n`); // past the cap: only that there are more
     for (const p of extra) hash.update(`${p}\0${this.#digest(path.resolve(this.#workspaceDir, p))}\n`);
     return hash.digest("hex");
   }
@@ -200,7 +202,7 @@ export class ProjectFiles {
 
 /** Files up to this size are compared by content. */
 const DIGEST_MAX_BYTES = 256 * 1024;
-/** Files the fingerprint reads; past it, only their number counts. */
+/** Files the fingerprint reads; past it, the walk stops: only that there are more counts. */
 const FINGERPRINT_MAX_FILES = 2_000;
 /** Digests remembered (all dropped when full: a bound, not an LRU). */
 const DIGEST_CACHE_ENTRIES = 10_000;

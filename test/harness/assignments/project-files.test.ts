@@ -1,5 +1,5 @@
 /** An assignment's project files: the bounded handoff reads, the fingerprint and the mirrors. */
-import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -84,6 +84,19 @@ describe("ProjectFiles.fingerprint", () => {
     expect(await files.fingerprint(ID, ["report.md"])).toBe(before);
     writeFileSync(path.join(ws, "report.md"), "# Report\n");
     expect(await files.fingerprint(ID, ["report.md"])).not.toBe(before);
+  });
+});
+
+describe("ProjectFiles.fingerprint of a large tree", () => {
+  it("stops walking past 2,000 files: only that there are more counts", async () => {
+    mkdirSync(path.join(dir(), "out"));
+    for (let i = 0; i < 2_001; i++)
+      writeFileSync(path.join(dir(), "out", `f${String(i).padStart(4, "0")}.txt`), "x");
+    const before = await files.fingerprint(ID, []);
+    put("zz-later.md", "sorted after the cap"); // the walk never reaches it
+    expect(await files.fingerprint(ID, [])).toBe(before);
+    writeFileSync(path.join(dir(), "out", "f0000.txt"), "changed"); // within the cap: seen
+    expect(await files.fingerprint(ID, [])).not.toBe(before);
   });
 });
 
