@@ -5,7 +5,7 @@
  * the contract met, the owner told of progress and the end; each run starts fresh from the
  * project files.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/util/clock.js";
@@ -86,8 +86,14 @@ describe("multi-day assignments", () => {
 
     const home = gw.home;
     await gw.running.stop();
-    clock.advance(31 * 60_000);
+    // A crash in the middle of rewriting a mirror: the next start writes it again.
+    writeFileSync(path.join(dir, "checkpoint.json"), '{"id": "torn');
     const second = await chat.start(clock, {}, home);
+    await until(
+      () => readFileSync(path.join(dir, "checkpoint.json"), "utf8").includes('"state": "sleeping"'),
+      "checkpoint.json rewritten at start",
+    );
+    clock.advance(31 * 60_000);
     const store2 = second.running.store;
     await until(
       async () => (await store2.assignments.get(a.id))?.state === "done",
