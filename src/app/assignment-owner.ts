@@ -10,7 +10,7 @@ import type { ChannelDirectory } from "../gateway/channel-directory.js";
 import type { GatewayEvents } from "../gateway/events.js";
 import { replyRows } from "../gateway/replies.js";
 import type { ChatTarget } from "../channels/types.js";
-import { queueRun } from "../harness/assignments/assignments.js";
+import { queueRun, recordAnswer } from "../harness/assignments/assignments.js";
 import type { Assignment, PendingQuestion } from "../store/repos/assignment-repo.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
@@ -158,14 +158,7 @@ export class OwnerMessages {
       answer,
       ...(inboxId === undefined ? {} : { answeredBy: inboxId }),
     };
-    if (
-      !(await store.assignments.setState(waiting.id, "active", "the owner answered", clock.now(), {
-        from: ["requires_action"],
-        work: { question },
-      }))
-    )
-      return undefined;
-    await queueRun(store, waiting, clock.now(), "the owner answered", clock.now());
+    if (!(await recordAnswer(store, waiting, question, clock.now()))) return undefined;
     this.#o.poke(true);
     return passedOn(waiting);
   }

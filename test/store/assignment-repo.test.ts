@@ -9,7 +9,7 @@ import type {
   AssignmentState,
   Checkpoint,
   PendingQuestion,
-  RunEnd,
+  RunFinish,
   WorkItem,
 } from "../../src/store/repos/assignment-repo.js";
 import { NEW_CHECKPOINT } from "../../src/harness/assignments/assignments.js";
@@ -61,7 +61,7 @@ function question(over: Partial<PendingQuestion> = {}): PendingQuestion {
 }
 
 /** A run's end moving an active assignment to sleeping, without a next wake. */
-function end(id: string, runNo: number): RunEnd {
+function end(id: string, runNo: number): RunFinish {
   return {
     assignmentId: id,
     runNo,

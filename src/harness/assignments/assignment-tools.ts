@@ -13,7 +13,7 @@ import type { Tool, ToolContext } from "../tools/types.js";
 import { type CheckOptions, contractGaps, gapReport } from "./contract.js";
 import { cleanLearning } from "../memory/learnings.js";
 import { AssignmentInputError } from "./errors.js";
-import { type LiveRun, type LiveRuns, describeItems, openItems } from "./live-run.js";
+import { type LiveRun, type LiveRuns, describeItems, itemLine, openItems } from "./live-run.js";
 
 /** Tools an assignment's runs are not offered: its wakes are the runner's, and it cannot start another. */
 export const NOT_IN_RUNS: ReadonlySet<string> = new Set([
@@ -169,11 +169,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
     async run(_args, ctx) {
       const { items } = liveOf(o, ctx).assignment;
       if (items.length === 0) return { content: "no work items yet" };
-      return {
-        content: items
-          .map((i) => `#${i.id} [${i.status}] ${i.title}${i.notes ? ` — ${i.notes}` : ""}`)
-          .join("\n"),
-      };
+      return { content: items.map((i) => itemLine(i)).join("\n") };
     },
   };
   const complete: Tool<typeof completeParameters> = {

@@ -12,6 +12,7 @@ import type {
   AssignmentState,
   Checkpoint,
   ContractCheck,
+  PendingQuestion,
 } from "../../store/repos/assignment-repo.js";
 import type { Store } from "../../store/types.js";
 import { validateContract } from "./contract.js";
@@ -123,7 +124,8 @@ export async function startAssignment(store: AssignmentStore, a: Assignment, now
 
 /**
  * Queues the assignment's next run at `at` (a wake in its session), unless one is waiting by
- * then; with `replace`, instead of whatever waits (a run's directive replaces a retry).
+ * then; a later waiting one gives way. (A run's end writes its wake with its state instead:
+ * AssignmentRepo.finishRun.)
  */
 export async function queueRun(
   store: AssignmentStore,
@@ -131,10 +133,9 @@ export async function queueRun(
   at: number,
   why: string,
   now = at,
-  replace = false,
 ): Promise<void> {
   const pending = await store.wakes.list(a.sessionKey);
-  if (!replace && pending.some((w) => w.dueAt <= at)) return;
+  if (pending.some((w) => w.dueAt <= at)) return;
   for (const w of pending) await store.wakes.cancel(w.id, a.sessionKey);
   await store.wakes.add(
     { sessionKey: a.sessionKey, dueAt: at, reason: why, target: a.owner },
@@ -200,13 +201,27 @@ export async function answerAssignment(
       `assignment ${a.id} is not waiting for an answer (it is ${a.state}${FINAL_STATES.includes(a.state) ? "" : "; nothing was asked"})`,
     );
   const question = { ...a.question, answer };
+  if (!(await recordAnswer(store, a, question, now)))
+    throw new AssignmentInputError(`assignment ${a.id} is no longer waiting for an answer`);
+  return { ...a, state: "active", question };
+}
+
+/**
+ * Stores `question` (answered) on `a` while it still waits on it, and queues the run that reads
+ * the answer now; false when it no longer waits (answered or cancelled meanwhile).
+ */
+export async function recordAnswer(
+  store: AssignmentStore,
+  a: Assignment,
+  question: PendingQuestion,
+  now: number,
+): Promise<boolean> {
   const moved = await store.assignments.setState(a.id, "active", "the owner answered", now, {
     from: ["requires_action"],
     work: { question },
   });
-  if (!moved) throw new AssignmentInputError(`assignment ${a.id} is no longer waiting for an answer`);
-  await queueRun(store, a, now, "the owner answered");
-  return { ...a, state: "active", question };
+  if (moved) await queueRun(store, a, now, "the owner answered");
+  return moved;
 }
 
 /** The `assignments` config section, as the defaults read it. */

@@ -5,6 +5,7 @@
  */
 import type { Assignment } from "../../store/repos/assignment-repo.js";
 import { describeCheck } from "./contract.js";
+import { itemLine } from "./live-run.js";
 import { AGENT_FILES, projectDir } from "./project-files.js";
 
 /** Work items listed in full; the rest are counted (work_item_list shows them). */
@@ -29,8 +30,7 @@ export function handoffText(
     "## Work items",
   ];
   if (a.items.length === 0) lines.push("None yet: break the goal into steps with work_item_add.");
-  for (const i of a.items.slice(0, ITEMS_SHOWN))
-    lines.push(`#${i.id} [${i.status}] ${i.title}${i.notes ? ` — ${i.notes.slice(0, 200)}` : ""}`);
+  for (const i of a.items.slice(0, ITEMS_SHOWN)) lines.push(itemLine(i, 200));
   if (a.items.length > ITEMS_SHOWN) lines.push(`… ${a.items.length - ITEMS_SHOWN} more (work_item_list)`);
   if (a.contract.length > 0) {
     lines.push("", "## Contract (checked by the gateway before work_complete is accepted)");

@@ -66,6 +66,11 @@ export function openItems(items: readonly WorkItem[]): WorkItem[] {
   return items.filter((i) => i.status !== "done" && i.status !== "dropped");
 }
 
+/** `#2 [status] title — notes` (the notes cut at `maxNotes` characters), as the model reads an item. */
+export function itemLine(i: WorkItem, maxNotes = Number.POSITIVE_INFINITY): string {
+  return `#${i.id} [${i.status}] ${i.title}${i.notes ? ` — ${i.notes.slice(0, maxNotes)}` : ""}`;
+}
+
 /** `#2 "title" (status)` for each, comma-separated. */
 export function describeItems(items: readonly WorkItem[]): string {
   return items.map((i) => `#${i.id} "${i.title}" (${i.status.replace("_", " ")})`).join(", ");

@@ -141,7 +141,7 @@ export interface AssignmentRun {
 }
 
 /** What `finishRun` writes (see there). */
-export interface RunEnd {
+export interface RunFinish {
   assignmentId: string;
   runNo: number;
   log: Pick<AssignmentRun, "endedAt" | "directive" | "reason" | "turns" | "tokens" | "costUsd">;
@@ -192,7 +192,7 @@ export interface AssignmentRepo {
    * the assignment's session. When the state had moved (a cancel got there first) only the
    * items and checkpoint are kept, and it returns false.
    */
-  finishRun(end: RunEnd, now: number): Promise<boolean>;
+  finishRun(end: RunFinish, now: number): Promise<boolean>;
   /** The last `limit` runs, newest first. */
   runs(assignmentId: string, limit: number): Promise<AssignmentRun[]>;
 }

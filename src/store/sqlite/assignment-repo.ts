@@ -10,10 +10,11 @@ import type {
   Learning,
   LearningRepo,
   LearningState,
-  RunEnd,
+  RunFinish,
 } from "../repos/assignment-repo.js";
 import { guard } from "./errors.js";
 import { type StatementCache, statementCache } from "./statements.js";
+import type { SqliteWakeRepo } from "./wake-repo.js";
 
 interface AssignmentRow {
   id: string;
@@ -92,12 +93,15 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
   readonly #sql: StatementCache;
   readonly #path: string;
 
-  readonly #finishTx: Transaction<(end: RunEnd, now: number) => boolean>;
+  readonly #finishTx: Transaction<(end: RunFinish, now: number) => boolean>;
+  readonly #wakes: SqliteWakeRepo;
 
-  constructor(db: Database, path: string) {
+  /** `wakes` writes a run's next wake in the run end's transaction. */
+  constructor(db: Database, path: string, wakes: SqliteWakeRepo) {
     this.#sql = statementCache(db);
     this.#path = path;
-    this.#finishTx = db.transaction((end: RunEnd, now: number) => this.#finish(end, now));
+    this.#wakes = wakes;
+    this.#finishTx = db.transaction((end: RunFinish, now: number) => this.#finish(end, now));
   }
 
   async create(a: Assignment): Promise<void> {
@@ -178,14 +182,16 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
   }
 
   async saveWork(id: string, work: AssignmentWork, now: number): Promise<void> {
+    guard(this.#path, () => this.#saveWork(id, work, now));
+  }
+
+  #saveWork(id: string, work: AssignmentWork, now: number): void {
     const { sets, values } = workColumns(work);
     if (sets.length === 0) return;
-    guard(this.#path, () =>
-      this.#sql(`UPDATE assignments SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(
-        ...values,
-        now,
-        id,
-      ),
+    this.#sql(`UPDATE assignments SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(
+      ...values,
+      now,
+      id,
     );
   }
 
@@ -196,15 +202,23 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
     now: number,
     options: { from?: readonly AssignmentState[]; work?: AssignmentWork } = {},
   ): Promise<boolean> {
+    return guard(this.#path, () => this.#setState(id, state, reason, now, options));
+  }
+
+  #setState(
+    id: string,
+    state: AssignmentState,
+    reason: string | null,
+    now: number,
+    options: { from?: readonly AssignmentState[]; work?: AssignmentWork },
+  ): boolean {
     const { sets, values } = workColumns(options.work ?? {});
     const from = options.from ?? [];
     const where = from.length > 0 ? ` AND state IN (${from.map(() => "?").join(", ")})` : "";
-    return guard(
-      this.#path,
-      () =>
-        this.#sql(
-          `UPDATE assignments SET state = ?, state_reason = ?, ${[...sets, "updated_at = ?"].join(", ")} WHERE id = ?${where}`,
-        ).run(state, reason, ...values, now, id, ...from).changes > 0,
+    return (
+      this.#sql(
+        `UPDATE assignments SET state = ?, state_reason = ?, ${[...sets, "updated_at = ?"].join(", ")} WHERE id = ?${where}`,
+      ).run(state, reason, ...values, now, id, ...from).changes > 0
     );
   }
 
@@ -218,11 +232,11 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
     );
   }
 
-  async finishRun(end: RunEnd, now: number): Promise<boolean> {
+  async finishRun(end: RunFinish, now: number): Promise<boolean> {
     return guard(this.#path, () => this.#finishTx.immediate(end, now));
   }
 
-  #finish(end: RunEnd, now: number): boolean {
+  #finish(end: RunFinish, now: number): boolean {
     const { log } = end;
     this.#sql(
       "UPDATE assignment_runs SET ended_at = ?, directive = ?, reason = ?, turns = ?, tokens = ?, cost_usd = ? WHERE assignment_id = ? AND run_no = ?",
@@ -236,42 +250,12 @@ export class SqliteAssignmentRepo implements AssignmentRepo {
       end.assignmentId,
       end.runNo,
     );
-    const items = JSON.stringify(end.work.items);
-    const checkpoint = JSON.stringify(end.work.checkpoint);
-    const from = end.from;
-    const moved =
-      this.#sql(
-        `UPDATE assignments SET state = ?, state_reason = ?, items = ?, checkpoint = ?, question = ?, updated_at = ?
-         WHERE id = ? AND state IN (${from.map(() => "?").join(", ")})`,
-      ).run(
-        end.state,
-        end.reason,
-        items,
-        checkpoint,
-        end.work.question === null ? null : JSON.stringify(end.work.question),
-        now,
-        end.assignmentId,
-        ...from,
-      ).changes > 0;
-    if (!moved) {
-      this.#sql("UPDATE assignments SET items = ?, checkpoint = ?, updated_at = ? WHERE id = ?").run(
-        items,
-        checkpoint,
-        now,
-        end.assignmentId,
-      );
+    const { items, checkpoint } = end.work;
+    if (!this.#setState(end.assignmentId, end.state, end.reason, now, { from: end.from, work: end.work })) {
+      this.#saveWork(end.assignmentId, { items, checkpoint }, now);
       return false;
     }
-    const next = end.next;
-    if (next) {
-      // The same rows WakeRepo writes: any waiting wake of the session gives way to this one.
-      this.#sql("UPDATE wakes SET state = 'cancelled' WHERE session_key = ? AND state = 'pending'").run(
-        next.sessionKey,
-      );
-      this.#sql(
-        "INSERT INTO wakes (session_key, due_at, reason, target, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)",
-      ).run(next.sessionKey, next.dueAt, next.reason, next.target ? JSON.stringify(next.target) : null, now);
-    }
+    if (end.next) this.#wakes.replacePendingInTransaction(end.next, now);
     return true;
   }
 

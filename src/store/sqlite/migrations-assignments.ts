@@ -1,12 +1,12 @@
 /**
  * Assignments' schema steps (v10: assignments, their run log, learnings; v11: who started one
- * and whether its chat is private), spread into MIGRATIONS
+ * and whether its chat is private; v12: an index of the waiting ones), spread into MIGRATIONS
  * after the scheduler's (migrations.ts); append only, never edit one that has shipped.
  */
 
 import type { Migration } from "./migration.js";
 
-/** Versions 10 and 11. */
+/** Versions 10 to 12. */
 export const ASSIGNMENT_MIGRATIONS: readonly Migration[] = [
   {
     version: 10,
@@ -68,6 +68,15 @@ export const ASSIGNMENT_MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE assignments ADD COLUMN requested_by TEXT;
       ALTER TABLE assignments ADD COLUMN private INTEGER NOT NULL DEFAULT 1 CHECK (private IN (0, 1));
+    `,
+  },
+  {
+    version: 12,
+    name: "an index of the assignments waiting on their owner",
+    // The router asks on every inbound message whether an assignment waits on that chat: only
+    // the waiting rows are read (usually none), not the whole table.
+    sql: `
+      CREATE INDEX assignments_waiting ON assignments (updated_at) WHERE state = 'requires_action';
     `,
   },
 ];

@@ -78,7 +78,7 @@ export class SqliteStore implements Store {
     this.pairing = new SqlitePairingRepo(db, path);
     this.cron = new SqliteCronRepo(db, path);
     this.wakes = new SqliteWakeRepo(db, path);
-    this.assignments = new SqliteAssignmentRepo(db, path);
+    this.assignments = new SqliteAssignmentRepo(db, path, this.wakes);
     this.learnings = new SqliteLearningRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(

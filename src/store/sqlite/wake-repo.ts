@@ -29,6 +29,9 @@ function toWake(r: WakeRow): Wake {
   };
 }
 
+/** A wake to write. */
+type NewWake = { sessionKey: string; dueAt: number; reason: string; target: ChatTarget | null };
+
 /** The WakeRepo on one SQLite database. */
 export class SqliteWakeRepo implements WakeRepo {
   readonly #db: Database;
@@ -41,11 +44,7 @@ export class SqliteWakeRepo implements WakeRepo {
     this.#path = path;
   }
 
-  async add(
-    w: { sessionKey: string; dueAt: number; reason: string; target: ChatTarget | null },
-    limits: { maxPending: number; minGapMs: number },
-    now: number,
-  ): Promise<WakeAdd> {
+  async add(w: NewWake, limits: { maxPending: number; minGapMs: number }, now: number): Promise<WakeAdd> {
     return guard(this.#path, () =>
       this.#db
         .transaction((): WakeAdd => {
@@ -55,16 +54,31 @@ export class SqliteWakeRepo implements WakeRepo {
           if (pending.length >= limits.maxPending) return { status: "too_many", pending: pending.length };
           const close = pending.find((p) => Math.abs(p.due_at - w.dueAt) < limits.minGapMs);
           if (close) return { status: "too_close", other: toWake(close) };
-          const r = this.#sql(
-            "INSERT INTO wakes (session_key, due_at, reason, target, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)",
-          ).run(w.sessionKey, w.dueAt, w.reason, w.target ? JSON.stringify(w.target) : null, now);
-          const row = this.#sql<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?").get(
-            Number(r.lastInsertRowid),
-          );
+          const id = this.#insert(w, now);
+          const row = this.#sql<[number], WakeRow>("SELECT * FROM wakes WHERE id = ?").get(id);
           return { status: "created", wake: toWake(row as WakeRow) };
         })
         .immediate(),
     );
+  }
+
+  /**
+   * Inside a write transaction the caller holds: `w` becomes the session's only pending wake
+   * (the others are cancelled). For a step that writes a wake with other rows (an assignment
+   * run's end).
+   */
+  replacePendingInTransaction(w: NewWake, now: number): void {
+    this.#sql("UPDATE wakes SET state = 'cancelled' WHERE session_key = ? AND state = 'pending'").run(
+      w.sessionKey,
+    );
+    this.#insert(w, now);
+  }
+
+  #insert(w: NewWake, now: number): number {
+    const r = this.#sql(
+      "INSERT INTO wakes (session_key, due_at, reason, target, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)",
+    ).run(w.sessionKey, w.dueAt, w.reason, w.target ? JSON.stringify(w.target) : null, now);
+    return Number(r.lastInsertRowid);
   }
 
   async list(sessionKey: string): Promise<Wake[]> {
