@@ -19,6 +19,7 @@ import { Gateway, IntakeSwitch } from "./gateway/gateway.js";
 import type { CronScheduler } from "./cron/scheduler.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
+import { claimOwnership } from "./gateway/owners.js";
 import { scheduleClaimable, takeOver } from "./gateway/recovery.js";
 import { Router } from "./gateway/router.js";
 import { SessionLeases } from "./gateway/session-leases.js";
@@ -234,9 +235,17 @@ async function assemble(
       }),
   });
 
-  // A dead predecessor's leases end now; then recovery, before anything can write the inbox;
-  // then intake; then replies go out.
-  for (const dead of options.revokeOwners ?? []) await store.leases.revokeOwner(dead, clock.now());
+  // This process is an owner before it takes any lease, and a dead one's leases end now; then
+  // recovery, before anything can write the inbox; then intake; then replies go out.
+  const ownership = await claimOwnership({
+    store,
+    owner,
+    clock,
+    logger: logger.child({ name: "gateway.leases" }),
+    ...(options.identity ? { identity: options.identity } : {}),
+    ...(options.liveness ? { liveness: options.liveness } : {}),
+  });
+  onOpened("owner record", () => store.leases.retireOwner(owner, clock.now()));
   const recovered = await gateway.recover();
   await server.listen();
   onOpened("http server", () => server.close());
@@ -259,6 +268,7 @@ async function assemble(
       config: options.configFile ?? "(defaults)",
       startupMs: Math.round(performance.now() - startedAt),
       ...recovered,
+      ...(ownership.retired.length > 0 ? { retiredOwners: ownership.retired.length } : {}),
     },
     "gateway ready",
   );
@@ -285,6 +295,10 @@ async function assemble(
         await leases
           .releaseIdle()
           .catch((err: unknown) => logger.warn({ err }, "could not give leases back"));
+        // Nothing of this process runs any more: what it still holds (a pinned lease) is free now.
+        await store.leases
+          .retireOwner(owner, clock.now())
+          .catch((err: unknown) => logger.warn({ err }, "could not retire this gateway's record"));
         for (const channel of channels.list()) await channel.stop();
         await server.close();
         await simulator?.close();

@@ -10,6 +10,7 @@ import type { ModelProvider } from "../harness/providers/types.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import type { Liveness, ProcessIdentity } from "../util/process-identity.js";
 import type { SecretList } from "../util/redact.js";
 
 /** Options of startGateway. */
@@ -26,12 +27,10 @@ export interface StartGatewayOptions {
   secrets?: SecretList;
   /** Test seam: use this provider instead of resolving one. */
   provider?: ModelProvider;
-  /**
-   * Owners (instance ids) of a gateway known to be dead that ran on this database — the one a
-   * stale runtime file in this home names: its leases end at once, so its work is taken over
-   * now rather than after `gateway.leaseTtlMs`.
-   */
-  revokeOwners?: readonly string[];
+  /** Seam: this process's identity as an owner of work (default: the real process). */
+  identity?: ProcessIdentity;
+  /** Seam: judges another owner's process (default: its state and start time in /proc). */
+  liveness?: (other: ProcessIdentity) => Liveness;
   /** The channel modules; default the registry (a test adds its own this way). */
   channelModules?: ChannelModules;
   /**
@@ -44,7 +43,7 @@ export interface StartGatewayOptions {
 /** A started gateway. */
 export interface RunningGateway {
   url: string;
-  /** This process's instance id: the owner of its leases (written to the runtime file). */
+  /** This process's instance id: the owner of its leases (in the store's owners, and the runtime file). */
   owner: string;
   gateway: Gateway;
   store: Store;

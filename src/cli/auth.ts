@@ -15,7 +15,7 @@ import { ConfigError } from "../util/config-error.js";
 import { loadClientConfig } from "./find-gateway.js";
 import type { CliOptions } from "./main.js";
 import { databasePath, openForReading } from "./open-database.js";
-import { isProcessAlive, readRuntimeFile } from "./runtime-file.js";
+import { readRuntimeFile } from "./runtime-file.js";
 import { ago, localTime } from "./sessions.js";
 import { count, formatTable, roundUsd, span } from "./table.js";
 
@@ -146,7 +146,7 @@ function clientConfig(options: CliOptions): { home: string; config: Config } {
   const env = process.env;
   const cwd = process.cwd();
   const home = resolveHome(options.home, env, cwd);
-  const { config, problem } = loadClientConfig(options, readRuntimeFile(home, isProcessAlive), { env, cwd });
+  const { config, problem } = loadClientConfig(options, readRuntimeFile(home), { env, cwd });
   if (!config) throw problem ?? new ConfigError(undefined, ["no configuration could be loaded"]);
   return { home, config };
 }

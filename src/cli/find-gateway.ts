@@ -9,7 +9,7 @@ import { loadConfig, parseConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { resolveHome } from "../config/home.js";
 import type { CliOptions } from "./main.js";
-import { type RuntimeFileState, isProcessAlive, readRuntimeFile } from "./runtime-file.js";
+import { type RuntimeFileState, type RuntimeInfo, isGatewayAlive, readRuntimeFile } from "./runtime-file.js";
 
 /** How the gateway's address was found: `--url`, `--port`, the runtime file, or `gateway.port`. */
 export type GatewaySource = "url-flag" | "port-flag" | "runtime-file" | "config";
@@ -49,8 +49,8 @@ export interface FindGatewayDeps {
   env?: NodeJS.ProcessEnv;
   /** Default `process.cwd()`. */
   cwd?: string;
-  /** Default {@link isProcessAlive}. */
-  isAlive?: (pid: number) => boolean;
+  /** Default {@link isGatewayAlive}. */
+  isAlive?: (info: RuntimeInfo) => boolean;
 }
 
 /**
@@ -64,7 +64,7 @@ export function findGateway(options: CliOptions, deps: FindGatewayDeps = {}): Fo
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
   const home = resolveHome(options.home, env, cwd);
-  const runtime = readRuntimeFile(home, deps.isAlive ?? isProcessAlive);
+  const runtime = readRuntimeFile(home, deps.isAlive ?? isGatewayAlive);
   const clientConfig = loadClientConfig(options, runtime, { env, cwd });
   const base = { home, runtime, clientConfig, token: clientConfig.config?.gateway.auth.token };
   if (options.url) return { ...base, url: options.url.replace(/\/+$/, ""), source: "url-flag" };

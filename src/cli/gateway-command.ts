@@ -12,13 +12,7 @@ import type { Logger } from "../util/logger.js";
 import { createLogger } from "../util/logger.js";
 import { SecretList } from "../util/redact.js";
 import type { CliOptions } from "./main.js";
-import { publishRuntimeFile, readRuntimeFile, removeRuntimeFile } from "./runtime-file.js";
-
-/** The lease owner of a gateway that stopped in `home` without cleaning up (stale runtime file). */
-function deadPredecessors(home: string): string[] {
-  const state = readRuntimeFile(home);
-  return state.type === "stale" && state.info.owner ? [state.info.owner] : [];
-}
+import { publishRuntimeFile, removeRuntimeFile } from "./runtime-file.js";
 
 /** Exit codes for a second signal: 128 + the signal number, as shells report them. */
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -78,7 +72,6 @@ export type GatewayStarter = (options: {
   logger: Logger;
   secrets: SecretList;
   port?: number;
-  revokeOwners?: readonly string[];
 }) => Promise<{ url: string; owner: string; simulated: boolean; stop(): Promise<void> }>;
 
 /** Runs the daemon; resolves with the exit code after a graceful stop. */
@@ -127,8 +120,6 @@ export async function runGatewayCommand(options: CliOptions, startGateway: Gatew
       env: process.env,
       logger,
       secrets,
-      // A gateway that died in this home left its runtime file: its leases end now.
-      revokeOwners: deadPredecessors(home),
       ...(options.port !== undefined ? { port: options.port } : {}),
     });
   } catch (err) {

@@ -11,7 +11,7 @@ import { MAX_SEARCH_LIMIT, MEMORY_INDEX_FILE, MemoryIndex } from "../harness/mem
 import type { MemoryHit, MemoryWarnings } from "../harness/memory/types.js";
 import { loadClientConfig } from "./find-gateway.js";
 import type { CliOptions } from "./main.js";
-import { isProcessAlive, readRuntimeFile } from "./runtime-file.js";
+import { readRuntimeFile } from "./runtime-file.js";
 
 /** Matches printed without `--limit`. */
 export const MEMORY_SEARCH_DEFAULT_LIMIT = 10;
@@ -39,7 +39,7 @@ export async function runMemory(options: CliOptions, args: string[]): Promise<nu
   const env = process.env;
   const cwd = process.cwd();
   const home = resolveHome(options.home, env, cwd);
-  const { config, problem } = loadClientConfig(options, readRuntimeFile(home, isProcessAlive), { env, cwd });
+  const { config, problem } = loadClientConfig(options, readRuntimeFile(home), { env, cwd });
   if (!config) throw problem ?? new ConfigError(undefined, ["no configuration"]);
   const workspaceDir = workspaceDirOf(config, home);
   if (!existsSync(workspaceDir)) {

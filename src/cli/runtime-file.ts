@@ -3,11 +3,14 @@
  * port, URL, config file), so `status`, `doctor` and `chat` find it whatever `--port` or
  * `--config` it was started with. Written once the server listens, atomically (temp file +
  * rename) with mode 0600, and removed on exit only while it still names the exiting process.
- * A file whose pid is not alive is stale: the gateway stopped without cleaning up.
+ * A file whose process is gone is stale: the gateway stopped without cleaning up. "Gone" is
+ * judged by the process's state and start time (recorded here), not by the pid alone: a
+ * SIGKILLed gateway lingers as a zombie until it is reaped, and its pid may be reused.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../util/logger.js";
+import { processLiveness, selfIdentity } from "../util/process-identity.js";
 import { packageVersion } from "./version.js";
 
 /** The runtime file's name inside the home folder. */
@@ -34,19 +37,22 @@ export interface RuntimeInfo {
   version: string;
   /** When it started listening, ISO 8601. */
   startedAt: string;
-  /**
-   * Its instance id, the owner of its leases in the database: a gateway started in this home
-   * after this one died revokes them, so the dead one's work is taken over at once.
-   */
+  /** Its instance id, the owner of its leases in the database. */
   owner?: string;
+  /** The machine's name (`os.hostname()`), the kernel's boot id and the pid namespace it ran in. */
+  hostname?: string;
+  bootId?: string;
+  pidNamespace?: string;
+  /** Its process's start time in clock ticks since boot (with the pid, it names the process). */
+  startTicks?: number;
 }
 
 /** What a reader finds in a home folder. */
 export type RuntimeFileState =
   | { type: "absent"; path: string }
-  /** The pid is alive (its URL is not probed: a client connects to it anyway). */
+  /** Its process runs (its URL is not probed: a client connects to it anyway). */
   | { type: "live"; path: string; info: RuntimeInfo }
-  /** The pid is not alive: the gateway stopped without removing the file. Readers ignore it. */
+  /** Its process is gone: the gateway stopped without removing the file. Readers ignore it. */
   | { type: "stale"; path: string; info: RuntimeInfo }
   /** Unreadable or not a runtime file: ignored like an absent one, with the reason. */
   | { type: "invalid"; path: string; reason: string };
@@ -57,22 +63,26 @@ export function runtimeFilePath(home: string): string {
 }
 
 /**
- * Whether a process with this pid exists. Signal 0 checks without sending anything; EPERM means
- * it exists but belongs to another user; ESRCH (or anything else) means it does not.
+ * Whether the gateway a runtime file names still runs: its process is neither gone, nor a
+ * zombie, nor another process that got its pid (start time). A file from another machine, or
+ * an older file without the process's identity, is judged as well as it can be.
  */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+export function isGatewayAlive(info: RuntimeInfo): boolean {
+  const self = selfIdentity();
+  const other = {
+    pid: info.pid,
+    host: info.hostname ?? self.host,
+    bootId: info.bootId ?? null,
+    pidNamespace: info.pidNamespace ?? self.pidNamespace,
+    startTicks: info.startTicks ?? null,
+  };
+  return processLiveness(other, self) !== "dead";
 }
 
 /** Reads and classifies the runtime file of `home`. Never throws. */
 export function readRuntimeFile(
   home: string,
-  isAlive: (pid: number) => boolean = isProcessAlive,
+  isAlive: (info: RuntimeInfo) => boolean = isGatewayAlive,
 ): RuntimeFileState {
   const path = runtimeFilePath(home);
   let text: string;
@@ -91,7 +101,7 @@ export function readRuntimeFile(
   }
   const info = toRuntimeInfo(parsed);
   if (typeof info === "string") return { type: "invalid", path, reason: info };
-  return isAlive(info.pid) ? { type: "live", path, info } : { type: "stale", path, info };
+  return isAlive(info) ? { type: "live", path, info } : { type: "stale", path, info };
 }
 
 /**
@@ -143,8 +153,8 @@ export interface PublishRuntimeFileOptions {
   startedAt?: Date;
   /** The gateway's instance id (lease owner). */
   owner?: string;
-  /** Default {@link isProcessAlive}. */
-  isAlive?: (pid: number) => boolean;
+  /** Default {@link isGatewayAlive}. */
+  isAlive?: (info: RuntimeInfo) => boolean;
   /** Default: `fetch`, for the probe of another gateway's URL. */
   fetch?: typeof fetch;
   /** Where a warning line goes besides the log; default stderr. */
@@ -167,11 +177,13 @@ export type PublishOutcome =
  */
 export async function publishRuntimeFile(options: PublishRuntimeFileOptions): Promise<PublishOutcome> {
   const pid = options.pid ?? process.pid;
-  const isAlive = options.isAlive ?? isProcessAlive;
+  const isAlive = options.isAlive ?? isGatewayAlive;
   const existing = readRuntimeFile(options.home, isAlive);
   if (
     existing.type === "live" &&
     existing.info.pid !== pid &&
+    // This gateway listens at `url` now: whatever answers there is not another one.
+    existing.info.url !== options.url &&
     (await answers(existing.info.url, options.fetch ?? fetch))
   ) {
     const other = existing.info;
@@ -193,6 +205,7 @@ export async function publishRuntimeFile(options: PublishRuntimeFileOptions): Pr
       version: packageVersion(),
       startedAt: (options.startedAt ?? new Date()).toISOString(),
       ...(options.owner ? { owner: options.owner } : {}),
+      ...(pid === process.pid ? identityFields() : {}),
     });
     return { type: "written", path: runtimeFilePath(options.home) };
   } catch (err) {
@@ -203,6 +216,17 @@ export async function publishRuntimeFile(options: PublishRuntimeFileOptions): Pr
     );
     return { type: "failed", path: runtimeFilePath(options.home), error };
   }
+}
+
+/** This process's identity, as the runtime file records it. */
+function identityFields(): Pick<RuntimeInfo, "hostname" | "bootId" | "pidNamespace" | "startTicks"> {
+  const self = selfIdentity();
+  return {
+    hostname: self.host,
+    ...(self.bootId ? { bootId: self.bootId } : {}),
+    ...(self.pidNamespace ? { pidNamespace: self.pidNamespace } : {}),
+    ...(self.startTicks !== null ? { startTicks: self.startTicks } : {}),
+  };
 }
 
 /** Whether anything answers HTTP at `url` within the probe limit. */
@@ -238,5 +262,9 @@ function toRuntimeInfo(value: unknown): RuntimeInfo | string {
     version: v.version as string,
     startedAt: v.startedAt as string,
     ...(typeof v.owner === "string" && v.owner !== "" ? { owner: v.owner } : {}),
+    ...(typeof v.hostname === "string" ? { hostname: v.hostname } : {}),
+    ...(typeof v.bootId === "string" ? { bootId: v.bootId } : {}),
+    ...(typeof v.pidNamespace === "string" ? { pidNamespace: v.pidNamespace } : {}),
+    ...(wholeNumber(v.startTicks, Number.MAX_SAFE_INTEGER) ? { startTicks: v.startTicks as number } : {}),
   };
 }

@@ -17,7 +17,7 @@ afterAll(removeTempDirs);
 const TOKEN = "runtime-config-token-0123456789";
 const LIVE_PID = 1111;
 const DEAD_PID = 2222;
-const isAlive = (pid: number) => pid === LIVE_PID;
+const isAlive = (info: { pid: number }) => info.pid === LIVE_PID;
 
 /** A home with a runtime file (pid LIVE_PID or DEAD_PID), and a cwd with or without a switchyard.yaml. */
 function setup(runtime?: Partial<RuntimeInfo>, cwdYaml?: string) {

@@ -1,6 +1,6 @@
 /**
  * The runtime file `<home>/gateway.json`: written atomically with mode 0600, read as live, stale
- * (its pid is gone) or invalid, removed only by the process it names; a second gateway keeps a
+ * (its process is gone, a zombie, or its pid reused) or invalid, removed only by the process it names; a second gateway keeps a
  * live first gateway's file, and replaces one whose pid is alive but answers nothing.
  */
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
@@ -10,7 +10,7 @@ import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   type RuntimeInfo,
-  isProcessAlive,
+  isGatewayAlive,
   publishRuntimeFile,
   readRuntimeFile,
   removeRuntimeFile,
@@ -19,6 +19,7 @@ import {
 } from "../../src/cli/runtime-file.js";
 import { packageVersion } from "../../src/cli/version.js";
 import { createLogger } from "../../src/util/logger.js";
+import { selfIdentity } from "../../src/util/process-identity.js";
 import { exitedPid, removeTempDirs, tempDir } from "./cli-process.js";
 
 afterAll(removeTempDirs);
@@ -76,9 +77,46 @@ describe("runtime file", () => {
     expect(readRuntimeFile(home)).toMatchObject({ type: "invalid", reason: '"port" is "7420"' });
   });
 
-  it("knows a live pid from one that exited", async () => {
-    expect(isProcessAlive(process.pid)).toBe(true);
-    expect(isProcessAlive(await exitedPid())).toBe(false);
+  it("knows a live gateway from one that exited, or whose pid another process got", async () => {
+    const self = selfIdentity();
+    const mine = info("/h", {
+      pid: process.pid,
+      hostname: self.host,
+      ...(self.bootId ? { bootId: self.bootId } : {}),
+      ...(self.pidNamespace ? { pidNamespace: self.pidNamespace } : {}),
+      ...(self.startTicks !== null ? { startTicks: self.startTicks } : {}),
+    });
+    expect(isGatewayAlive(mine)).toBe(true);
+    expect(isGatewayAlive({ ...mine, pid: await exitedPid() })).toBe(false);
+    // The pid is alive, but it is another process than the one that wrote the file.
+    expect(isGatewayAlive({ ...mine, startTicks: (self.startTicks ?? 0) + 1 })).toBe(false);
+    // An older file without the identity: the pid alone.
+    expect(isGatewayAlive(info("/h", { pid: process.pid }))).toBe(true);
+    // Another machine's gateway cannot be judged from here: taken as alive.
+    expect(isGatewayAlive({ ...mine, pid: await exitedPid(), hostname: `${self.host}-elsewhere` })).toBe(
+      true,
+    );
+  });
+
+  it("records the identity of the process that publishes it", async () => {
+    const home = tempDir();
+    const { logger } = capturingLogger();
+    await publishRuntimeFile({
+      home,
+      url: "http://127.0.0.1:43211",
+      host: "127.0.0.1",
+      configFile: undefined,
+      logger,
+    });
+    const self = selfIdentity();
+    expect(readRuntimeFile(home)).toMatchObject({
+      type: "live",
+      info: {
+        pid: process.pid,
+        hostname: self.host,
+        ...(self.startTicks !== null ? { startTicks: self.startTicks } : {}),
+      },
+    });
   });
 
   it("is removed only by the process it names", () => {

@@ -5,11 +5,13 @@
  * status reads the config it names; --json is JSON in every case; the configured token is sent.
  */
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TOKEN_REQUIRED } from "../../src/cli/gateway-client.js";
 import { writeRuntimeFile } from "../../src/cli/runtime-file.js";
 import { packageVersion } from "../../src/cli/version.js";
+import { readProcStat } from "../../src/util/process-identity.js";
 import { FakeDiscord } from "../fakes/discord-api.js";
 import { spawnGateway } from "../helpers/gateway-process.js";
 import { until } from "../helpers/until.js";
@@ -115,6 +117,11 @@ describe("switchyard status finds the gateway", () => {
         version: packageVersion(),
         startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         owner: expect.stringMatching(/^gw_/),
+        // Who the process is beyond its pid: a zombie or a reused pid is not taken for it.
+        hostname: hostname(),
+        bootId: expect.any(String),
+        pidNamespace: expect.stringMatching(/^pid:\[\d+\]$/),
+        startTicks: readProcStat(gw.child.pid as number)?.startTicks,
       });
       expect(statSync(file).mode & 0o777).toBe(0o600);
       // No --port, and a working directory without a config: only the runtime file knows the port.

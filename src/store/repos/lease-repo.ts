@@ -87,10 +87,39 @@ export interface LeaseRepo {
    */
   renew(owner: string, now: number, ttlMs: number): Promise<LeaseRenewal>;
   /**
-   * Ends, at `now`, every lease of an owner known to be dead (a gateway that crashed and whose
-   * home folder a new one now starts in: its runtime file names it), so its work is taken over
-   * at once instead of after the TTL. Returns how many session leases it ended. Never call it
-   * for an owner that may be alive: its fenced writes would then be refused mid-turn.
+   * Records a gateway process as an owner of work (its instance id and how to recognise the
+   * process later), before it takes any lease; replaces an earlier record of the same owner.
    */
-  revokeOwner(owner: string, now: number): Promise<number>;
+  registerOwner(owner: OwnerRecord): Promise<void>;
+  /** Every registered owner, oldest first: the live ones and those that died without retiring. */
+  listOwners(): Promise<OwnerRecord[]>;
+  /**
+   * Retires an owner in one step: ends, at `now`, every lease it holds (its session leases, its
+   * `running` inbox rows, its `sending` outbox rows — all then expired, so they are taken over
+   * at once instead of after the TTL) and removes its record. Returns how many session leases
+   * it ended. For an owner known to be dead (its process exited, or is a zombie) and for a
+   * process's own record as it stops; never for an owner that may be alive: its fenced writes
+   * would then be refused mid-turn.
+   */
+  retireOwner(owner: string, now: number): Promise<number>;
+}
+
+/**
+ * A gateway process that owns (or owned) work in the store: its instance id and the identity
+ * of its process, so a process starting later on the same host can tell whether it still runs.
+ */
+export interface OwnerRecord {
+  /** The process instance id (`gw_…`) its leases and rows carry. */
+  owner: string;
+  /** `os.hostname()` of its machine. */
+  host: string;
+  pid: number;
+  /** The kernel's boot id; null where unknown. */
+  bootId: string | null;
+  /** Its pid namespace; null where unknown. */
+  pidNamespace: string | null;
+  /** Its start time in clock ticks since boot; null where unknown. */
+  startTicks: number | null;
+  /** Epoch ms when it registered. */
+  startedAt: number;
 }

@@ -1,18 +1,30 @@
 /**
  * Session leases in SQLite (schema v5): which process runs a session, under which fence and
- * until when; and the renewal, in one step, of everything one owner has in progress (its
- * sessions, its running inbox rows, its sending outbox rows).
+ * until when; the renewal, in one step, of everything one owner has in progress (its
+ * sessions, its running inbox rows, its sending outbox rows); and the owners themselves
+ * (schema v13), so a dead one is retired at once.
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
 import type {
   AcquiredSession,
   LeaseRenewal,
   LeaseRepo,
+  OwnerRecord,
   ReleasedSession,
   SessionFence,
   SessionLease,
 } from "../repos/lease-repo.js";
 import { guard } from "./errors.js";
+
+interface OwnerRow {
+  owner: string;
+  host: string;
+  pid: number;
+  boot_id: string | null;
+  pid_namespace: string | null;
+  start_ticks: number | null;
+  started_at: number;
+}
 
 interface LeaseRow {
   session_key: string;
@@ -66,7 +78,9 @@ export class SqliteLeaseRepo implements LeaseRepo {
     (sessionKey: string, owner: string, fence: number, now: number) => ReleasedSession | undefined
   >;
   readonly #renewTx: Transaction<(owner: string, now: number, ttlMs: number) => LeaseRenewal>;
-  readonly #revokeTx: Transaction<(owner: string, now: number) => number>;
+  readonly #retireTx: Transaction<(owner: string, now: number) => number>;
+  readonly #registerOwner: Statement<[OwnerRow]>;
+  readonly #listOwners: Statement<[], OwnerRow>;
 
   constructor(db: Database, path: string) {
     this.#path = path;
@@ -150,12 +164,19 @@ export class SqliteLeaseRepo implements LeaseRepo {
       `UPDATE outbox SET lease_until = @now
        WHERE state IN ('pending', 'sending') AND state = 'sending' AND owner = @owner AND lease_until > @now`,
     );
-    this.#revokeTx = db.transaction((owner: string, now: number) => {
+    const removeOwner = db.prepare<[string]>("DELETE FROM owners WHERE owner = ?");
+    this.#retireTx = db.transaction((owner: string, now: number) => {
       const sessions = revokeSessions.run({ owner, now }).changes;
       revokeInbox.run({ owner, now });
       revokeOutbox.run({ owner, now });
+      removeOwner.run(owner);
       return sessions;
     });
+    this.#registerOwner = db.prepare(
+      `INSERT OR REPLACE INTO owners (owner, host, pid, boot_id, pid_namespace, start_ticks, started_at)
+       VALUES (@owner, @host, @pid, @boot_id, @pid_namespace, @start_ticks, @started_at)`,
+    );
+    this.#listOwners = db.prepare("SELECT * FROM owners ORDER BY started_at, owner");
     this.#renewTx = db.transaction((owner, now, ttlMs) => {
       const until = now + ttlMs;
       const sessions = this.#renewSessions
@@ -195,8 +216,40 @@ export class SqliteLeaseRepo implements LeaseRepo {
     });
   }
 
-  async revokeOwner(owner: string, now: number): Promise<number> {
-    return guard(this.#path, () => this.#revokeTx.immediate(owner, now));
+  async registerOwner(owner: OwnerRecord): Promise<void> {
+    if (typeof owner.owner !== "string" || owner.owner === "")
+      throw new TypeError(
+        `owner must be a non-empty process instance id, got ${JSON.stringify(owner.owner)}`,
+      );
+    guard(this.#path, () =>
+      this.#registerOwner.run({
+        owner: owner.owner,
+        host: owner.host,
+        pid: owner.pid,
+        boot_id: owner.bootId,
+        pid_namespace: owner.pidNamespace,
+        start_ticks: owner.startTicks,
+        started_at: owner.startedAt,
+      }),
+    );
+  }
+
+  async listOwners(): Promise<OwnerRecord[]> {
+    return guard(this.#path, () =>
+      this.#listOwners.all().map((r) => ({
+        owner: r.owner,
+        host: r.host,
+        pid: r.pid,
+        bootId: r.boot_id,
+        pidNamespace: r.pid_namespace,
+        startTicks: r.start_ticks,
+        startedAt: r.started_at,
+      })),
+    );
+  }
+
+  async retireOwner(owner: string, now: number): Promise<number> {
+    return guard(this.#path, () => this.#retireTx.immediate(owner, now));
   }
 
   async renew(owner: string, now: number, ttlMs: number): Promise<LeaseRenewal> {

@@ -6,6 +6,7 @@ import type { Database } from "better-sqlite3";
 import { StoreError } from "../store-error.js";
 import { ASSIGNMENT_MIGRATIONS } from "./migrations-assignments.js";
 import { SCHEDULER_MIGRATIONS } from "./migrations-scheduler.js";
+import { CRASH_MIGRATIONS } from "./migrations-crash.js";
 
 import type { Migration } from "./migration.js";
 
@@ -312,6 +313,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   ...SCHEDULER_MIGRATIONS,
   ...ASSIGNMENT_MIGRATIONS,
+  ...CRASH_MIGRATIONS,
 ];
 
 /** The newest schema version this code knows. */

@@ -322,7 +322,7 @@ export function ownershipContract(ctx: StoreContext): void {
   });
 
   describe("ownership: takeovers", () => {
-    it("revokeOwner ends a dead owner's leases at once, and only that owner's", async () => {
+    it("retireOwner ends a dead owner's leases at once, and only that owner's", async () => {
       const { a, b } = await processes(ctx);
       const m1 = await enqueue(a, "s1");
       const m2 = await enqueue(a, "s2");
@@ -331,14 +331,52 @@ export function ownershipContract(ctx: StoreContext): void {
       await a.inbox.claim("s1", "ses-1", "run-dead", { all: false, lease: f1 }, T0);
       expect(await b.leases.acquireSession("s1", "gw_new", T0 + 1, TTL)).toBeUndefined();
 
-      expect(await b.leases.revokeOwner("gw_dead", T0 + 1)).toBe(1);
+      expect(await b.leases.retireOwner("gw_dead", T0 + 1)).toBe(1);
       expect((await b.inbox.requeueExpired(T0 + 1)).map((r) => r.id)).toEqual([m1.id]);
       expect(await b.leases.acquireSession("s1", "gw_new", T0 + 1, TTL)).toMatchObject({
         fence: f1.fence + 1,
       });
       expect(await a.leases.getSession("s2", T0 + 1)).toMatchObject({ owner: "gw_alive" });
       expect(await a.inbox.get(m2.id)).toMatchObject({ state: "queued" });
-      expect(await b.leases.revokeOwner("gw_nobody", T0 + 1)).toBe(0);
+      expect(await b.leases.retireOwner("gw_nobody", T0 + 1)).toBe(0);
+    });
+
+    it("registers owners with their process identity, and retiring removes the record", async () => {
+      const { a, b } = await processes(ctx);
+      const dead = {
+        owner: "gw_dead",
+        host: "h1",
+        pid: 41,
+        bootId: "boot-1",
+        pidNamespace: "pid:[1]",
+        startTicks: 9,
+        startedAt: T0,
+      };
+      const alive = {
+        owner: "gw_alive",
+        host: "h1",
+        pid: 42,
+        bootId: null,
+        pidNamespace: null,
+        startTicks: null,
+        startedAt: T0 + 1,
+      };
+      await a.leases.registerOwner(dead);
+      await b.leases.registerOwner(alive);
+      expect(await b.leases.listOwners()).toEqual([dead, alive]);
+      // Registering again replaces the record (a restart reusing nothing but the id).
+      await a.leases.registerOwner({ ...dead, pid: 43 });
+      expect((await b.leases.listOwners()).map((o) => [o.owner, o.pid])).toEqual([
+        ["gw_dead", 43],
+        ["gw_alive", 42],
+      ]);
+      const m = await enqueue(a, "s1");
+      const { fence } = await hold(a, "s1", "gw_dead");
+      await a.inbox.claim("s1", "ses-1", "run-dead", { all: false, lease: fence }, T0);
+      expect(await b.leases.retireOwner("gw_dead", T0 + 1)).toBe(1);
+      expect((await a.leases.listOwners()).map((o) => o.owner)).toEqual(["gw_alive"]);
+      expect((await b.inbox.requeueExpired(T0 + 1)).map((r) => r.id)).toEqual([m.id]);
+      await expect(a.leases.registerOwner({ ...alive, owner: "" })).rejects.toThrow(TypeError);
     });
 
     it("requeueExpired takes over only runs whose lease expired", async () => {
