@@ -167,6 +167,7 @@ async function assemble(
     commands: commandList(),
     answers: waiters,
     pairing: store.pairing,
+    previews: store.previews,
     lastTaken: (channel, accountId, since) => store.inbox.lastPerChat(channel, accountId, since, 5_000),
     signals: { reconnected: (channel, accountId) => metrics.channelReconnects.inc({ channel, accountId }) },
     clock,

@@ -1,13 +1,23 @@
 /**
  * Streaming previews (`streaming: edit`), for every platform that can edit a message it sent:
  * while a turn runs, one message shows its text so far, edited at most once per interval; the
- * reply's first chunk then replaces it. A preview
- * belongs to one turn (chat, topic and the message it answers), so a followup turn gets its own.
- * Edits of one preview run one after another; taking a preview for the final text stops the
- * timer and waits for the edit in flight, so a partial edit can never land after the final one.
+ * reply's first chunk then replaces it. A preview belongs to one turn (chat, topic and the
+ * message it answers), so a followup turn gets its own. Edits of one preview run one after
+ * another; taking a preview for the final text stops the timer and waits for the edit in
+ * flight, so a partial edit can never land after the final one.
+ *
+ * A preview outlives its process: its message id is recorded once, when it is posted (a
+ * `PreviewLedger`; edits write nothing), and a channel starting after a crash restores those
+ * records. A turn redone for the same message adopts the recorded message instead of posting a
+ * second one, and the reply's first chunk takes it; a recorded preview that nothing will take
+ * any more (its turn finished) is deleted. A platform that can look messages up (Slack, Discord:
+ * `PreviewApi.find`) also finds a preview posted in the instant before a crash, before it was
+ * recorded; on one that cannot (Telegram) such a preview stays.
  */
+import type { PreviewRepo } from "../store/repos/preview-repo.js";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import type { ChannelName } from "./types.js";
 
 /** Which turn a preview belongs to. */
 export interface PreviewTarget {
@@ -17,17 +27,65 @@ export interface PreviewTarget {
   replyTo?: string;
 }
 
-/** The two platform calls a preview needs; each channel adapts its own API. */
+/** The platform calls a preview needs; each channel adapts its own API. */
 export interface PreviewApi {
   /** Posts the preview's first text where the turn's reply will go; resolves its message id. */
   post(target: PreviewTarget, text: string): Promise<string>;
   /** Replaces the text of the preview message `messageId`. */
   update(target: PreviewTarget, messageId: string, text: string): Promise<unknown>;
+  /** Deletes the preview message `messageId` (its turn ended without an answer for it). */
+  remove(target: PreviewTarget, messageId: string): Promise<unknown>;
+  /**
+   * Looks a preview of `target` up in the chat: one an earlier process posted and could not
+   * record. Resolves its message id, or undefined when there is none; throws when it cannot
+   * tell. Absent: the platform offers no way to look (Telegram).
+   */
+  find?(target: PreviewTarget): Promise<string | undefined>;
+}
+
+/** Where previews are recorded across restarts (one write per preview). */
+export interface PreviewLedger {
+  record(target: PreviewTarget, messageId: string): Promise<void>;
+  forget(target: PreviewTarget): Promise<void>;
+  /** The records of this channel account; `settled`: nothing will take it any more. */
+  list(): Promise<Array<{ target: PreviewTarget; messageId: string; settled: boolean }>>;
+}
+
+/** The ledger of one channel account over the store's PreviewRepo. */
+export function previewLedger(
+  repo: PreviewRepo,
+  channel: ChannelName,
+  accountId: string,
+  clock: Clock,
+): PreviewLedger {
+  const key = (t: PreviewTarget) => ({
+    channel,
+    accountId,
+    chatId: t.chatId,
+    threadId: t.threadId ?? "",
+    replyTo: t.replyTo ?? "",
+  });
+  return {
+    record: (target, messageId) => repo.record({ ...key(target), messageId, createdAt: clock.now() }),
+    forget: (target) => repo.forget(key(target)),
+    list: async () =>
+      (await repo.list(channel, accountId)).map((r) => ({
+        target: {
+          chatId: r.chatId,
+          ...(r.threadId ? { threadId: r.threadId } : {}),
+          ...(r.replyTo ? { replyTo: r.replyTo } : {}),
+        },
+        messageId: r.messageId,
+        settled: r.settled,
+      })),
+  };
 }
 
 export interface StreamingPreviewsOptions {
   /** The API to call; undefined while the channel is not started (deltas are then dropped). */
   api: () => PreviewApi | undefined;
+  /** Where previews are recorded; absent: in memory only (a crash leaves its preview). */
+  ledger?: PreviewLedger;
   /** Least time between two edits of one preview, in ms (default 1000). */
   editIntervalMs?: number;
   /** A preview never taken (its turn was interrupted) is forgotten after this long, in ms (default 1 h). */
@@ -46,12 +104,20 @@ export interface TakenPreview {
   done(): void;
 }
 
+/** What `take` needs to know of the chunk being sent. */
+export type TakeTarget = PreviewTarget & {
+  /** The chunk's place in its reply: only the first (0, the default) takes a preview. */
+  seq?: number;
+  /** When the reply was committed: one committed before this process started may find an unrecorded preview. */
+  createdAt?: number;
+};
+
 interface Preview {
   /** Set once the preview message exists. */
   id: string | undefined;
   /** Everything streamed so far. */
   text: string;
-  /** What the message shows now. */
+  /** What the message shows now ("" when unknown: a preview adopted from an earlier process). */
   shown: string;
   createdAt: number;
   lastEditAt: number;
@@ -62,10 +128,17 @@ interface Preview {
   closed: boolean;
 }
 
-/** The previews of one channel account. */
+/** The previews of one channel account (see the file header). */
 export class StreamingPreviews {
-  readonly #o: Required<Omit<StreamingPreviewsOptions, "api" | "logger">> & StreamingPreviewsOptions;
+  readonly #o: Required<Omit<StreamingPreviewsOptions, "api" | "logger" | "ledger">> &
+    StreamingPreviewsOptions;
   readonly #previews = new Map<string, Preview>();
+  /** Previews an earlier process recorded and nothing has taken yet, by key. */
+  readonly #recovered = new Map<string, string>();
+  /** Restored previews that nothing will take any more, to delete once the API is up. */
+  readonly #orphans: Array<{ target: PreviewTarget; messageId: string }> = [];
+  /** When `restore` ran: a reply committed before it may have an unrecorded preview. */
+  #restoredAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: StreamingPreviewsOptions) {
     this.#o = {
@@ -82,8 +155,42 @@ export class StreamingPreviews {
     return this.#previews.size;
   }
 
-  /** Adds streamed text to the turn's preview, creating it (as a reply to the turn's message) on the first delta. */
-  delta(target: PreviewTarget, text: string): void {
+  /**
+   * Reads the ledger, before the channel's API is up (so no turn posts a preview before an
+   * earlier one is known): previews an earlier process left are kept for the turns and replies
+   * that will take them; those nothing will take any more wait for `removeOrphans`. Never throws.
+   */
+  async restore(): Promise<void> {
+    this.#restoredAt = this.#o.clock.now();
+    const { ledger } = this.#o;
+    if (!ledger) return;
+    let records: Awaited<ReturnType<PreviewLedger["list"]>>;
+    try {
+      records = await ledger.list();
+    } catch (err) {
+      this.#o.logger.warn(
+        { err },
+        "cannot read the recorded previews; previews of interrupted turns may stay",
+      );
+      return;
+    }
+    for (const r of records) {
+      if (r.settled) this.#orphans.push(r);
+      else this.#recovered.set(keyOf(r.target), r.messageId);
+    }
+  }
+
+  /** Deletes, one after another, the restored previews nothing will take (the API is up). Never throws. */
+  async removeOrphans(): Promise<void> {
+    const orphans = this.#orphans.splice(0);
+    for (const { target, messageId } of orphans) await this.#remove(target, messageId);
+  }
+
+  /**
+   * Adds streamed text to the turn's preview, creating it (as a reply to the turn's message) on
+   * the first delta — or adopting the one an earlier attempt of a redone turn left.
+   */
+  delta(target: PreviewTarget & { recovered?: boolean }, text: string): void {
     const key = keyOf(target);
     const existing = this.#previews.get(key);
     if (existing) {
@@ -101,21 +208,28 @@ export class StreamingPreviews {
       text,
       shown: "",
       createdAt: now,
-      lastEditAt: now,
+      lastEditAt: now - this.#o.editIntervalMs,
       timer: undefined,
       inflight: Promise.resolve(),
       closed: false,
     };
-    const first = this.#clip(text) || "…";
-    preview.inflight = api
-      .post(target, first)
-      .then((id) => {
-        preview.id = id;
-        preview.shown = first;
-        if (preview.text !== text) this.#scheduleEdit(preview, target);
-      })
-      .catch((err: unknown) => this.#o.logger.debug({ err, chatId: target.chatId }, "preview post failed"));
     this.#previews.set(key, preview);
+    const recorded = this.#recovered.get(key);
+    if (recorded !== undefined) {
+      this.#recovered.delete(key);
+      preview.id = recorded;
+      this.#scheduleEdit(preview, target);
+      return;
+    }
+    const first = this.#clip(text) || "…";
+    preview.inflight = (async () => {
+      const found = target.recovered && api.find ? await api.find(target) : undefined;
+      preview.id = found ?? (await api.post(target, first));
+      // A found preview shows an earlier attempt's text: it is edited at once.
+      if (found === undefined) [preview.shown, preview.lastEditAt] = [first, this.#o.clock.now()];
+      await this.#record(target, preview.id);
+      if (preview.text !== preview.shown) this.#scheduleEdit(preview, target);
+    })().catch((err: unknown) => this.#o.logger.debug({ err, chatId: target.chatId }, "preview post failed"));
   }
 
   /**
@@ -133,14 +247,26 @@ export class StreamingPreviews {
 
   /**
    * Closes the turn's preview for its final text: stops the edit timer and waits for the send
-   * or edit in flight. Resolves undefined when the turn has no preview (or it never appeared).
-   * Until `done()` is called the preview stays (closed), so a retried final send finds it again.
+   * or edit in flight. Resolves undefined when the turn has no preview (or it never appeared),
+   * and for any chunk but a reply's first. Until `done()` is called the preview stays (closed),
+   * so a retried final send finds it again. A first chunk committed before this process started
+   * also takes a preview an earlier process recorded, or one the platform finds; a lookup that
+   * cannot tell throws (the send is retried, never posted beside a preview).
    */
-  async take(target: PreviewTarget): Promise<TakenPreview | undefined> {
+  async take(target: TakeTarget): Promise<TakenPreview | undefined> {
     this.#prune();
     const key = keyOf(target);
     const preview = this.#previews.get(key);
-    if (!preview) return undefined;
+    if (!preview) {
+      if ((target.seq ?? 0) !== 0) return undefined;
+      const recorded = this.#recovered.get(key);
+      if (recorded !== undefined) return { messageId: recorded, done: () => this.#recovered.delete(key) };
+      const api = this.#o.api();
+      if (!api?.find || target.createdAt === undefined || target.createdAt >= this.#restoredAt)
+        return undefined;
+      const found = await api.find(target);
+      return found === undefined ? undefined : { messageId: found, done: () => {} };
+    }
     preview.closed = true;
     this.#o.clock.clearTimeout(preview.timer);
     preview.timer = undefined;
@@ -155,10 +281,66 @@ export class StreamingPreviews {
     return { messageId: preview.id, done: forget };
   }
 
-  /** Forgets every preview and stops their timers (the channel stops). */
+  /**
+   * The turn ended with nothing to send to `target`: its preview — this process's, one an
+   * earlier process recorded, or (for a redone turn) one the platform finds — is deleted from
+   * the chat and its record forgotten. Never throws.
+   */
+  async discard(target: PreviewTarget & { recovered?: boolean }): Promise<void> {
+    const key = keyOf(target);
+    const preview = this.#previews.get(key);
+    let id: string | undefined;
+    try {
+      if (preview) {
+        preview.closed = true;
+        this.#o.clock.clearTimeout(preview.timer);
+        await preview.inflight;
+        this.#previews.delete(key);
+        id = preview.id;
+      } else if (this.#recovered.has(key)) {
+        id = this.#recovered.get(key);
+        this.#recovered.delete(key);
+      } else if (target.recovered) {
+        id = await this.#o.api()?.find?.(target);
+      }
+    } catch (err) {
+      this.#o.logger.debug({ err, chatId: target.chatId }, "cannot tell whether the turn left a preview");
+    }
+    if (id !== undefined) await this.#remove(target, id);
+  }
+
+  /** Forgets every preview and stops their timers (the channel stops); the records stay. */
   clear(): void {
     for (const p of this.#previews.values()) this.#o.clock.clearTimeout(p.timer);
     this.#previews.clear();
+    this.#recovered.clear();
+    this.#orphans.length = 0;
+  }
+
+  /** Deletes a preview message and its record; best effort (logged). */
+  async #remove(target: PreviewTarget, messageId: string): Promise<void> {
+    const api = this.#o.api();
+    if (!api) return;
+    try {
+      await api.remove(target, messageId);
+    } catch (err) {
+      // Gone already, or too old to delete: either way nothing more can be done.
+      this.#o.logger.info({ err, chatId: target.chatId }, "could not delete a preview its turn left");
+    }
+    await this.#o.ledger
+      ?.forget(target)
+      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not forget a preview's record"));
+  }
+
+  async #record(target: PreviewTarget, messageId: string): Promise<void> {
+    await this.#o.ledger
+      ?.record(target, messageId)
+      .catch((err: unknown) =>
+        this.#o.logger.warn(
+          { err, chatId: target.chatId },
+          "could not record a preview: a crash would leave it",
+        ),
+      );
   }
 
   #scheduleEdit(preview: Preview, target: PreviewTarget): void {

@@ -7,6 +7,7 @@
 import type { z } from "zod";
 import type { RouteHandler } from "../http/server.js";
 import type { PairingRepo } from "../store/repos/pairing-repo.js";
+import type { PreviewRepo } from "../store/repos/preview-repo.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
@@ -84,7 +85,24 @@ export interface OutboundMessage extends ChatTarget {
   idempotencyKey: string;
   /** The inbound sender, for channels that route replies by person (HTTP mailbox). */
   recipientId?: string;
+  /** The chunk's place in its reply (0: the first, which takes over the turn's preview); absent: 0. */
+  seq?: number;
+  /** When the reply was committed (epoch ms); absent: now. */
+  createdAt?: number;
 }
+
+/**
+ * Where a running turn's live text goes: its chat, the messages it answers (`inboxIds`, several
+ * when collected or steered; the live array, so messages steered in later are included) and the
+ * platform message id it replies to (`replyTo`, the same value its outbox rows carry).
+ * `recovered`: the turn is redone (its messages were claimed before, by a process that crashed
+ * or stopped), so a preview of the earlier attempt may be in the chat already.
+ */
+export type StreamTarget = ChatTarget & {
+  inboxIds: readonly number[];
+  replyTo?: string;
+  recovered?: boolean;
+};
 
 /** The platform's receipt for a sent message. */
 export interface SendReceipt {
@@ -187,14 +205,13 @@ export interface Channel {
   /** Replace the text of a message this channel sent. */
   edit?(target: ChatTarget, platformMessageId: string, text: string): Promise<void>;
   /**
-   * Live text of a running turn (HTTP SSE, a Telegram preview); best effort, never durable.
-   * `inboxIds` names the messages the turn answers (several when collected or steered), so a
+   * Live text of a running turn (HTTP SSE, a platform's preview message); best effort. A
    * channel that streams per request (HTTP) routes the text to the requests waiting on exactly
-   * those messages. `replyTo` is the platform message id the turn answers — the same value its
-   * outbox rows carry as `replyTo` — so a channel that previews per turn (Telegram) keeps one
-   * preview per turn, threads it to that message, and replaces exactly it with the reply.
+   * the turn's `inboxIds`; one that previews per turn (Telegram, Slack, Discord) keeps one
+   * preview per turn, threads it to `replyTo`, records its message id (ChannelFactoryContext
+   * `previews`) and replaces exactly it with the reply's first chunk.
    */
-  streamDelta?(target: ChatTarget & { inboxIds: readonly number[]; replyTo?: string }, delta: string): void;
+  streamDelta?(target: StreamTarget, delta: string): void;
   /**
    * The last `discardedChars` characters (UTF-16 code units, as `String.length` counts them)
    * streamed through `streamDelta` for this turn were discarded — a model call failed part-way —
@@ -203,10 +220,13 @@ export interface Channel {
    * an editable preview drops the text (Telegram), an append-only stream (HTTP SSE) writes
    * nothing it already sent again. Absent: the channel keeps the discarded text.
    */
-  streamReset?(
-    target: ChatTarget & { inboxIds: readonly number[]; replyTo?: string },
-    discardedChars: number,
-  ): void;
+  streamReset?(target: StreamTarget, discardedChars: number): void;
+  /**
+   * The turn ended and nothing of it will be sent to `target` (an empty answer, a run that
+   * yielded, messages another run finished): its preview, if it has one — also one a crashed
+   * earlier attempt left — is removed from the chat. Best effort.
+   */
+  streamDiscard?(target: StreamTarget): void;
 }
 
 /** Tokens a run used (the harness's TokenUsage, restated so channels depend on no harness type). */
@@ -274,6 +294,11 @@ export interface ChannelFactoryContext {
     accountId: string,
     since: number,
   ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>>;
+  /**
+   * Where streaming previews are recorded (one write per preview), so a turn redone after a
+   * crash takes its preview message for the answer. Absent: previews live in memory only.
+   */
+  previews?: PreviewRepo;
   clock: Clock;
   logger: Logger;
 }

@@ -117,6 +117,8 @@ export class OutboxSender {
       ...(row.recipientId ? { recipientId: row.recipientId } : {}),
       text: row.text,
       idempotencyKey: idempotencyKeyOf(row),
+      seq: row.seq,
+      createdAt: row.createdAt,
     };
     const { sendTimeoutMs, clock } = this.#o;
     const controller = new AbortController();

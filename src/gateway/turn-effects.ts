@@ -3,7 +3,7 @@
  * that text's replacement after a failed model attempt), a notice when it must wait for a
  * cooling auth profile, and the metrics and log line of a committed run.
  */
-import type { Channel, ChatTarget } from "../channels/types.js";
+import type { Channel, ChatTarget, StreamTarget } from "../channels/types.js";
 import type { RunRecord } from "../store/repos/run-repo.js";
 import type { Clock, TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -20,16 +20,12 @@ import type { PreparedTurn } from "./turn-sources.js";
 export function liveText(
   channel: Channel | undefined,
   target: ChatTarget | undefined,
-  turn: Pick<PreparedTurn, "replyTo" | "inboxIds">,
+  turn: Pick<PreparedTurn, "replyTo" | "inboxIds" | "runTrigger">,
   runId: string,
   log: Logger,
 ): { onTextDelta?(text: string): void; onTextReset?(chars: number): void; onNotice?(text: string): void } {
   if (!channel || !target) return {};
-  const to = () => ({
-    ...target,
-    ...(turn.replyTo ? { replyTo: turn.replyTo } : {}),
-    inboxIds: turn.inboxIds,
-  });
+  const to = () => streamTarget(target, turn);
   return {
     ...(channel.streamDelta ? { onTextDelta: (delta: string) => channel.streamDelta?.(to(), delta) } : {}),
     ...(channel.streamReset ? { onTextReset: (chars: number) => channel.streamReset?.(to(), chars) } : {}),
@@ -38,6 +34,22 @@ export function liveText(
         .send({ ...target, text, idempotencyKey: `${runId}:wait` })
         .catch((err: unknown) => log.warn({ err }, "could not send the wait notice"));
     },
+  };
+}
+
+/**
+ * Where a turn's live text goes: its chat, the messages it answers, the message it replies to,
+ * and whether it is redone (a preview of the earlier attempt may be in the chat).
+ */
+export function streamTarget(
+  target: ChatTarget,
+  turn: Pick<PreparedTurn, "replyTo" | "inboxIds" | "runTrigger">,
+): StreamTarget {
+  return {
+    ...target,
+    ...(turn.replyTo ? { replyTo: turn.replyTo } : {}),
+    inboxIds: turn.inboxIds,
+    ...(turn.runTrigger === "recovery" ? { recovered: true } : {}),
   };
 }
 

@@ -23,7 +23,7 @@ import type { GatewayMetrics } from "./metrics.js";
 import { replyRows } from "./replies.js";
 import type { SessionLeases } from "./session-leases.js";
 import type { PreparedTurn, TurnSource } from "./turn-sources.js";
-import { failedRun, keepTyping, liveText, recordRun, runRecordOf } from "./turn-effects.js";
+import { failedRun, keepTyping, liveText, recordRun, runRecordOf, streamTarget } from "./turn-effects.js";
 
 export interface TurnRunnerOptions {
   store: Store;
@@ -178,6 +178,9 @@ export class TurnRunner {
         o.events.emit({ type: "turn_unsaved", sessionKey, inboxIds: turn.inboxIds });
         return "unsaved";
       }
+      // Nothing of this turn goes to its chat: a preview it (or an earlier attempt) showed goes.
+      if ((!committed || outbox.length === 0) && turn.interactive && target)
+        channel?.streamDiscard?.(streamTarget(target, turn));
       if (!committed) {
         log.warn(
           { inboxIds: turn.inboxIds },

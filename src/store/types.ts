@@ -26,6 +26,7 @@ import type { InboxRepo } from "./repos/inbox-repo.js";
 import type { LeaseRepo, SessionFence } from "./repos/lease-repo.js";
 import type { OutboxInsert, OutboxRepo } from "./repos/outbox-repo.js";
 import type { PairingRepo } from "./repos/pairing-repo.js";
+import type { PreviewRepo } from "./repos/preview-repo.js";
 import type { RunRecord, RunRepo } from "./repos/run-repo.js";
 import type { SessionRepo } from "./repos/session-repo.js";
 import type { TranscriptPayload, TranscriptRepo } from "./repos/transcript-repo.js";
@@ -78,6 +79,8 @@ export interface Store {
   assignments: AssignmentRepo;
   /** Learnings agents reported. */
   learnings: LearningRepo;
+  /** Streaming previews' messages, so a turn redone after a crash takes its preview over. */
+  previews: PreviewRepo;
   /** See CommitTurn. */
   commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
   /**

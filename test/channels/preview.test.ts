@@ -1,10 +1,18 @@
 /**
- * StreamingPreviews on its own, on a ManualClock with an in-test platform seam: a reset (a model
- * call failed part-way) drops the discarded text, and the preview message — never a second one —
- * is edited to the text that replaces it, no sooner than the edit interval allows.
+ * StreamingPreviews on its own, on a ManualClock with an in-test platform seam and ledger: a
+ * reset (a model call failed part-way) drops the discarded text, and the preview message — never
+ * a second one — is edited to the text that replaces it, no sooner than the edit interval
+ * allows; and a preview outlives its process: recorded once when posted, adopted by a redone
+ * turn or taken by a reply committed before the restart, found on the platform when it was
+ * never recorded, deleted when nothing will take it.
  */
 import { describe, expect, it } from "vitest";
-import { type PreviewApi, StreamingPreviews } from "../../src/channels/preview.js";
+import {
+  type PreviewApi,
+  type PreviewLedger,
+  type PreviewTarget,
+  StreamingPreviews,
+} from "../../src/channels/preview.js";
 import { ManualClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 
@@ -12,7 +20,28 @@ import { silentLogger } from "../../src/util/logger.js";
 class RecordingApi implements PreviewApi {
   readonly sent: string[] = [];
   readonly edits: string[] = [];
+  /** `${messageId}:${text}` of edits, and deleted message ids. */
+  readonly editsOf: string[] = [];
+  readonly removed: string[] = [];
+  /** What `find` answers, when set (a platform that can look messages up). */
+  found: string | undefined;
+  finds = 0;
+  find?: (target: PreviewTarget) => Promise<string | undefined>;
   #held: Promise<void> | undefined;
+
+  withFind(found: string | undefined): this {
+    this.found = found;
+    this.find = async () => {
+      this.finds++;
+      return this.found;
+    };
+    return this;
+  }
+
+  async remove(_target: unknown, messageId: string): Promise<unknown> {
+    this.removed.push(messageId);
+    return true;
+  }
 
   hold(): () => void {
     let release = () => {};
@@ -28,8 +57,9 @@ class RecordingApi implements PreviewApi {
     return "7";
   }
 
-  async update(_target: unknown, _messageId: string, text: string): Promise<unknown> {
+  async update(_target: unknown, messageId: string, text: string): Promise<unknown> {
     this.edits.push(text);
+    this.editsOf.push(`${messageId}:${text}`);
     await this.#take();
     return true;
   }
@@ -144,5 +174,121 @@ describe("StreamingPreviews.reset", () => {
     expect(api.edits).toEqual([]);
     expect(clock.pendingTimers).toBe(0);
     taken?.done();
+  });
+});
+
+/** A ledger over a map, as the store keeps it. */
+class MapLedger implements PreviewLedger {
+  readonly rows = new Map<string, { target: PreviewTarget; messageId: string; settled: boolean }>();
+  writes = 0;
+  static key(t: PreviewTarget): string {
+    return `${t.chatId}:${t.threadId ?? ""}:${t.replyTo ?? ""}`;
+  }
+  async record(target: PreviewTarget, messageId: string): Promise<void> {
+    this.writes++;
+    this.rows.set(MapLedger.key(target), { target, messageId, settled: false });
+  }
+  async forget(target: PreviewTarget): Promise<void> {
+    this.writes++;
+    this.rows.delete(MapLedger.key(target));
+  }
+  async list() {
+    return [...this.rows.values()];
+  }
+}
+
+function durable(api = new RecordingApi(), ledger = new MapLedger()) {
+  const clock = new ManualClock();
+  const make = () =>
+    new StreamingPreviews({
+      api: () => api,
+      ledger,
+      editIntervalMs: INTERVAL_MS,
+      clock,
+      logger: silentLogger(),
+    });
+  return { clock, api, ledger, make };
+}
+
+describe("StreamingPreviews across a restart", () => {
+  it("records a preview once when it is posted; edits write nothing", async () => {
+    const { clock, ledger, make } = durable();
+    const previews = make();
+    await previews.restore();
+    previews.delta(TURN, "one");
+    await clock.advanceAsync(0);
+    for (const more of [" two", " three", " four"]) {
+      previews.delta(TURN, more);
+      await clock.advanceAsync(INTERVAL_MS);
+    }
+    expect(ledger.writes).toBe(1);
+    expect([...ledger.rows.values()]).toEqual([{ target: TURN, messageId: "7", settled: false }]);
+  });
+
+  it("a redone turn adopts the recorded preview: edited to its text, never posted again", async () => {
+    const { clock, api, ledger, make } = durable();
+    await ledger.record(TURN, "7");
+    const previews = make(); // a new process
+    await previews.restore();
+    previews.delta({ ...TURN, recovered: true }, "Again from the start");
+    await clock.advanceAsync(0);
+    expect(api.sent).toEqual([]);
+    expect(api.editsOf).toEqual(["7:Again from the start"]);
+    expect(await previews.take(TURN)).toMatchObject({ messageId: "7" });
+  });
+
+  it("a reply committed before the restart takes the recorded preview with its first chunk only", async () => {
+    const { ledger, make } = durable();
+    await ledger.record(TURN, "7");
+    const previews = make();
+    await previews.restore();
+    expect(await previews.take({ ...TURN, seq: 1, createdAt: 0 })).toBeUndefined();
+    const taken = await previews.take({ ...TURN, seq: 0, createdAt: 0 });
+    expect(taken?.messageId).toBe("7");
+    taken?.done();
+    expect(await previews.take({ ...TURN, seq: 0, createdAt: 0 })).toBeUndefined();
+  });
+
+  it("finds a preview that was posted but never recorded (the platform can look), only for work from before the restart", async () => {
+    const { clock, api, make } = durable(new RecordingApi().withFind("9"));
+    clock.advance(1_000);
+    const previews = make();
+    await previews.restore();
+    // A reply this process committed: no lookup.
+    expect(await previews.take({ ...TURN, createdAt: clock.now() })).toBeUndefined();
+    expect(api.finds).toBe(0);
+    // A reply committed before the restart: found and taken.
+    expect(await previews.take({ ...TURN, createdAt: clock.now() - 500 })).toMatchObject({ messageId: "9" });
+    // A redone turn: its first delta looks first and adopts what it finds.
+    previews.delta({ ...TURN, replyTo: "42:6", recovered: true }, "redone");
+    await clock.advanceAsync(0);
+    expect(api.sent).toEqual([]);
+    expect(api.editsOf).toEqual(["9:redone"]);
+    // Nothing found: posted as usual.
+    api.found = undefined;
+    previews.delta({ ...TURN, replyTo: "42:8", recovered: true }, "fresh");
+    await clock.advanceAsync(0);
+    expect(api.sent).toEqual(["fresh"]);
+  });
+
+  it("deletes a restored preview nothing will take, and one whose turn ended without a reply", async () => {
+    const { clock, api, ledger, make } = durable();
+    await ledger.record({ chatId: "1", replyTo: "1:1" }, "11");
+    ledger.rows.set("1::1:1", { target: { chatId: "1", replyTo: "1:1" }, messageId: "11", settled: true });
+    await ledger.record({ chatId: "2", replyTo: "2:1" }, "21");
+    const previews = make();
+    await previews.restore();
+    expect(api.removed).toEqual([]); // not before the API is up
+    await previews.removeOrphans();
+    expect(api.removed).toEqual(["11"]);
+    // A redone turn that ends without a reply: the preview it would have adopted goes.
+    await previews.discard({ chatId: "2", replyTo: "2:1", recovered: true });
+    // This process's own preview of a turn that ends without a reply goes too.
+    previews.delta(TURN, "thinking");
+    await clock.advanceAsync(0);
+    await previews.discard(TURN);
+    expect(api.removed).toEqual(["11", "21", "7"]);
+    expect(ledger.rows.size).toBe(0);
+    expect(previews.size).toBe(0);
   });
 });

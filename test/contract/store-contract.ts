@@ -17,6 +17,7 @@ import { mailboxContract } from "./store/mailbox.contract.js";
 import { outboxContract } from "./store/outbox.contract.js";
 import { ownershipContract } from "./store/ownership.contract.js";
 import { pairingContract } from "./store/pairing.contract.js";
+import { previewsContract } from "./store/previews.contract.js";
 import { runsContract } from "./store/runs.contract.js";
 import { sessionsContract, transcriptContract } from "./store/sessions.contract.js";
 
@@ -52,5 +53,6 @@ export function runStoreContract(
     mailboxContract(ctx);
     cronContract(ctx);
     wakesContract(ctx);
+    previewsContract(ctx);
   });
 }

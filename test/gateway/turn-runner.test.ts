@@ -5,7 +5,7 @@
  */
 import { SystemPrompt } from "../../src/harness/system-prompt.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { ChatTarget, InboundMessage } from "../../src/channels/types.js";
+import type { Channel, ChatTarget, InboundMessage, StreamTarget } from "../../src/channels/types.js";
 import { ChannelDirectory } from "../../src/gateway/channel-directory.js";
 import { type GatewayEvent, GatewayEvents } from "../../src/gateway/events.js";
 import type { LaneTaskContext } from "../../src/gateway/lanes/types.js";
@@ -80,6 +80,26 @@ afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
 });
 
+/** A channel that records what the turn runner tells it about live text (our own port, no SDK). */
+class LiveTextChannel implements Channel {
+  readonly name = "telegram" as const;
+  readonly accountId = "default";
+  readonly limits = { maxMessageChars: 4096, formatting: "plain" as const };
+  readonly deltas: Array<{ target: StreamTarget; text: string }> = [];
+  readonly discarded: StreamTarget[] = [];
+  async start(): Promise<void> {}
+  async stop(): Promise<void> {}
+  async send(): Promise<{ platformMessageId: string }> {
+    return { platformMessageId: "1" };
+  }
+  streamDelta(target: StreamTarget, text: string): void {
+    this.deltas.push({ target: { ...target, inboxIds: [...target.inboxIds] }, text });
+  }
+  streamDiscard(target: StreamTarget): void {
+    this.discarded.push({ ...target, inboxIds: [...target.inboxIds] });
+  }
+}
+
 function setup(script: Array<ProviderEvent[]>) {
   const { store, failing, failures } = failingStore();
   stores.push(store);
@@ -109,12 +129,15 @@ function setup(script: Array<ProviderEvent[]>) {
   });
   const seen: GatewayEvent[] = [];
   events.on((event) => seen.push(event));
+  const channel = new LiveTextChannel();
+  const channels = new ChannelDirectory();
+  channels.add(channel);
   const runner = new TurnRunner({
     store,
     session,
     // The fallback route names someone else: only the attempt events can name PROVIDER_ID.
     router: { primary: { provider: "fallback-provider", model: "fallback-model", profileId: "default" } },
-    channelFor: new ChannelDirectory().channelFor,
+    channelFor: channels.channelFor,
     events,
     leases,
     progressTimeoutMs: 120_000,
@@ -145,7 +168,7 @@ function setup(script: Array<ProviderEvent[]>) {
   };
   const queue = async (id: string) =>
     (await store.inbox.receive(message(id), KEY, clock.now(), "queued")).record.id;
-  return { store, failing, failures, clock, provider, runner, leases, lane, seen, start, queue };
+  return { store, failing, failures, clock, provider, runner, leases, lane, seen, start, queue, channel };
 }
 
 const types = (events: GatewayEvent[]) => events.map((e) => e.type);
@@ -192,6 +215,36 @@ describe("TurnRunner", () => {
     await t.leases.releaseIdle();
     expect(await t.store.leases.getSession(KEY, t.clock.now())).toBeUndefined();
     expect((await t.store.sessions.get(KEY))?.lastTarget).toEqual(TARGET);
+  });
+
+  it("a turn that ends with nothing to send has its preview discarded; one with an answer does not", async () => {
+    const t = setup([answer("  \n "), answer("a real answer")]);
+    const blank = await t.queue("m1");
+    await t.start().done;
+    expect(await t.store.outbox.listForInbox(blank)).toEqual([]);
+    expect(t.channel.deltas.map((d) => d.text)).toEqual(["  \n "]);
+    expect(t.channel.discarded).toEqual([{ ...TARGET, replyTo: "m1", inboxIds: [blank] }]);
+    await t.queue("m2");
+    await t.start().done;
+    expect(t.channel.discarded).toHaveLength(1);
+  });
+
+  it("a message claimed again (redone after a crash) streams as recovered: its earlier preview may be in the chat", async () => {
+    const t = setup([answer("again")]);
+    const id = await t.queue("m1");
+    // A crashed attempt claimed it once: the claim now is its second.
+    const lease = await t.store.leases.acquireSession(KEY, "gw_dead", t.clock.now(), 1);
+    await t.store.inbox.claim(
+      KEY,
+      "ses-x",
+      "run-x",
+      { all: false, lease: { owner: "gw_dead", fence: lease?.fence ?? 0 } },
+      t.clock.now(),
+    );
+    t.clock.advance(2);
+    await t.start().done;
+    expect((await t.store.inbox.get(id))?.attempts).toBe(2);
+    expect(t.channel.deltas[0]?.target).toMatchObject({ replyTo: "m1", recovered: true });
   });
 
   it("retries a failing commit with backoff on the clock, gives up after its attempts, and never throws", async () => {

@@ -24,10 +24,11 @@ import type {
 import { discordClientOptions, registerCommands, type SlashCommandScope } from "./client.js";
 import { DiscordIntake } from "./discord-intake.js";
 import { DiscordSender } from "./discord-sender.js";
+import type { PreviewLedger } from "../preview.js";
 import { toDiscordFailure } from "./errors.js";
 import type { DiscordAccountPlan } from "./settings.js";
 
-type Target = ChatTarget & { replyTo?: string };
+type Target = ChatTarget & { replyTo?: string; recovered?: boolean };
 
 /** Gateway close codes after which discord.js does not reconnect, with what to do about each. */
 const FATAL_CLOSE: Readonly<Record<number, string>> = {
@@ -69,6 +70,8 @@ export interface DiscordChannelOptions extends DiscordAccountPlan {
   downloadTimeoutMs?: number;
   /** Least time between two edits of a streaming preview (default 1 s). */
   previewEditIntervalMs?: number;
+  /** Where streaming previews are recorded across restarts (the store); absent: in memory only. */
+  previewLedger?: PreviewLedger;
   /** How long a login may take to reach READY (default 60 s). */
   readyTimeoutMs?: number;
 }
@@ -137,6 +140,8 @@ export class DiscordChannel implements Channel {
    */
   async start(sink: InboundSink): Promise<void> {
     this.#sink = sink;
+    // Before the client exists, so no turn previews before earlier attempts' previews are known.
+    await this.#sender.restorePreviews();
     this.#life = new AbortController();
     this.#health = { state: "connecting" };
     try {
@@ -212,6 +217,7 @@ export class DiscordChannel implements Channel {
     }
     this.#botId = client.user?.id;
     this.#readyOnce = true;
+    this.#sender.removeOrphanPreviews();
     this.#health = { state: "connected" };
     o.logger.info({ bot: client.user?.tag, guilds: client.guilds.cache.size }, "discord gateway connected");
     await registerCommands(client, o.commands, o.slashCommands, o.logger);
@@ -363,6 +369,12 @@ export class DiscordChannel implements Channel {
 
   streamReset(target: Target, discardedChars: number): void {
     this.#sender.streamReset(target, discardedChars);
+  }
+
+  streamDiscard(target: Target): void {
+    this.#sender
+      .streamDiscard(target)
+      .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
   }
 }
 

@@ -14,12 +14,12 @@ import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import { chunkText } from "../chunking.js";
 import { ChannelSendError } from "../errors.js";
-import { type PreviewApi, StreamingPreviews } from "../preview.js";
+import { type PreviewApi, type PreviewLedger, type PreviewTarget, StreamingPreviews } from "../preview.js";
 import type { ChatTarget, OutboundMessage, SendReceipt } from "../types.js";
 import { toDiscordFailure, toSendError } from "./errors.js";
 
 type Rest = Client["rest"];
-type Target = ChatTarget & { replyTo?: string };
+type Target = ChatTarget & { replyTo?: string; recovered?: boolean };
 
 /** Discord's epoch (2015-01-01), for snowflakes made from a time. */
 const DISCORD_EPOCH = 1_420_070_400_000n;
@@ -47,6 +47,8 @@ export interface DiscordSenderOptions {
   previewEditIntervalMs?: number;
   /** Pages of 100 messages `findSent` reads at most (default 3). */
   lookupPages?: number;
+  /** Where previews are recorded across restarts; absent: in memory only. */
+  previewLedger?: PreviewLedger;
 }
 
 /** Sends, looks up, edits, typing and previews for one Discord bot (see the file header). */
@@ -59,6 +61,7 @@ export class DiscordSender {
     const api = this.#previewApi();
     this.#previews = new StreamingPreviews({
       api: () => (options.rest() ? api : undefined),
+      ...(options.previewLedger ? { ledger: options.previewLedger } : {}),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       maxChars: options.maxMessageChars,
       clock: options.clock,
@@ -117,32 +120,54 @@ export class DiscordSender {
    * after a longer outage. At most `lookupPages` pages of 100.
    */
   async findSent(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt | undefined> {
-    const rest = this.#rest();
     const me = this.#o.botId();
-    const channel = where(message);
-    const createdAt = Number.parseInt(message.idempotencyKey.split("-").at(-1) ?? "", 36);
-    let after = snowflakeAt(Number.isFinite(createdAt) ? createdAt - 120_000 : this.#o.clock.now() - 600_000);
+    const createdAt =
+      message.createdAt ?? Number.parseInt(message.idempotencyKey.split("-").at(-1) ?? "", 36);
+    const after = snowflakeAt(
+      Number.isFinite(createdAt) ? createdAt - 120_000 : this.#o.clock.now() - 600_000,
+    );
+    const hit = await this.#findAfter(
+      message,
+      after,
+      (m) =>
+        m.author?.id === me &&
+        m.content === message.text &&
+        (message.replyTo === undefined || !isSnowflake(message.replyTo)
+          ? true
+          : m.message_reference?.message_id === message.replyTo),
+      signal,
+    );
+    return hit === undefined ? undefined : { platformMessageId: hit };
+  }
+
+  /**
+   * The id of the first message in the target's channel after the snowflake `after` that
+   * `match` accepts, reading at most `lookupPages` pages of 100. Throws a ChannelSendError when
+   * Discord cannot be asked.
+   */
+  async #findAfter(
+    target: { chatId: string; threadId?: string },
+    after: string,
+    match: (m: ApiMessage) => boolean,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    const rest = this.#rest();
+    const channel = where(target);
+    let cursor = after;
     try {
       for (let page = 0; page < (this.#o.lookupPages ?? 3); page++) {
         const batch = (await rest.get(`/channels/${channel}/messages`, {
-          query: new URLSearchParams({ after, limit: "100" }),
+          query: new URLSearchParams({ after: cursor, limit: "100" }),
           ...(signal ? { signal } : {}),
         })) as ApiMessage[];
-        const hit = batch.find(
-          (m) =>
-            m.author?.id === me &&
-            m.content === message.text &&
-            (message.replyTo === undefined || !isSnowflake(message.replyTo)
-              ? true
-              : m.message_reference?.message_id === message.replyTo),
-        );
-        if (hit) return { platformMessageId: hit.id };
+        const hit = batch.find(match);
+        if (hit) return hit.id;
         if (batch.length < 100) return undefined;
-        after = batch.reduce((max, m) => (BigInt(m.id) > BigInt(max) ? m.id : max), after);
+        cursor = batch.reduce((max, m) => (BigInt(m.id) > BigInt(max) ? m.id : max), cursor);
       }
       return undefined;
     } catch (err) {
-      throw toSendError(err, `looking up a reply in channel ${channel}`);
+      throw toSendError(err, `looking up a message in channel ${channel}`);
     }
   }
 
@@ -173,10 +198,33 @@ export class DiscordSender {
     if (this.#o.streaming === "edit") this.#previews.reset(target, discardedChars);
   }
 
+  /** The turn ended with nothing to send: its preview (or an earlier attempt's) is deleted. */
+  streamDiscard(target: Target): Promise<void> {
+    return this.#o.streaming === "edit" ? this.#previews.discard(target) : Promise.resolve();
+  }
+
+  /** Before the client exists: previews recorded before a restart are taken up again. */
+  restorePreviews(): Promise<void> {
+    return this.#previews.restore();
+  }
+
+  /** The bot is ready: restored previews nothing will take are deleted, in the background. */
+  removeOrphanPreviews(): void {
+    this.#previews
+      .removeOrphans()
+      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not remove orphaned previews"));
+  }
+
   forgetPreviews(): void {
     this.#previews.clear();
   }
 
+  /**
+   * Discord's calls for a streaming preview: a reply to the message the turn answers, edits, a
+   * delete, and `find`: the bot's reply to that message, which before the reply's first chunk is
+   * sent can only be a preview (every reply chunk answers it too, but none was sent yet) — so a
+   * preview posted just before a crash, before it was recorded, is found again.
+   */
   #previewApi(): PreviewApi {
     return {
       post: async (target, text) => {
@@ -189,6 +237,17 @@ export class DiscordSender {
         this.#rest().patch(`/channels/${where(target)}/messages/${id}`, {
           body: { content: text, allowed_mentions: NO_PINGS },
         }),
+      remove: (target, id) => this.#rest().delete(`/channels/${where(target)}/messages/${id}`),
+      find: async (target: PreviewTarget) => {
+        const replyTo = target.replyTo;
+        if (!replyTo || !isSnowflake(replyTo)) return undefined; // nothing to tell it by
+        const me = this.#o.botId();
+        return this.#findAfter(
+          target,
+          replyTo,
+          (m) => m.author?.id === me && m.message_reference?.message_id === replyTo,
+        );
+      },
     };
   }
 

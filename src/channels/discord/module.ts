@@ -7,6 +7,7 @@
  */
 import { networkReason } from "../../util/network-reason.js";
 import { ChannelAccessPolicy } from "../access-policy.js";
+import { previewLedger } from "../preview.js";
 import type { ChannelCheck, ChannelModule } from "../types.js";
 import {
   type DiscordAccountPlan,
@@ -56,6 +57,9 @@ export const discordModule: ChannelModule<typeof settings> = {
           restRequestsPerSecond: settings.restRequestsPerSecond,
           maxRateLimitWaitMs: settings.maxRateLimitWaitMs,
           catchUpMs: settings.catchUpHours * 3_600_000,
+          ...(ctx.previews
+            ? { previewLedger: previewLedger(ctx.previews, "discord", plan.accountId, ctx.clock) }
+            : {}),
           ...(ctx.lastTaken
             ? {
                 lastTaken: (since: number) =>

@@ -6,6 +6,7 @@
  */
 import { networkReason } from "../../util/network-reason.js";
 import { ChannelAccessPolicy } from "../access-policy.js";
+import { previewLedger } from "../preview.js";
 import type { ChannelCheck, ChannelModule } from "../types.js";
 import { type SlackAccountPlan, planSlackAccounts, slackSettings } from "./settings.js";
 
@@ -50,6 +51,9 @@ export const slackModule: ChannelModule<typeof settings> = {
           workspaceDir: ctx.workspaceDir,
           commands: ctx.commands,
           clientPingTimeoutMs: settings.socketPingTimeoutMs,
+          ...(ctx.previews
+            ? { previewLedger: previewLedger(ctx.previews, "slack", plan.accountId, ctx.clock) }
+            : {}),
           onReconnected: () => ctx.signals.reconnected("slack", plan.accountId),
           logger: ctx.logger.child({ name: "channel.slack", account: plan.accountId }),
           clock: ctx.clock,

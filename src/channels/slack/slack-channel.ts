@@ -21,6 +21,7 @@ import type {
   RouteRegistrar,
   SendReceipt,
 } from "../types.js";
+import type { PreviewLedger } from "../preview.js";
 import { SlackDirectory } from "./directory.js";
 import { toSlackFailure } from "./errors.js";
 import type { SlackIdentity, SlackMessageEvent } from "./inbound.js";
@@ -28,6 +29,9 @@ import { DurableSocketReceiver, GatewayHttpReceiver } from "./receiver.js";
 import type { SlackAccountPlan } from "./settings.js";
 import { BotThreads, type SlashCommandBody, SlackIntake } from "./slack-intake.js";
 import { SlackSender } from "./slack-sender.js";
+
+/** A running turn's live-text target, as the previews need it (the gateway passes a StreamTarget). */
+type LiveTarget = ChatTarget & { replyTo?: string; recovered?: boolean };
 
 /** What the adapter takes from Bolt, loaded when the channel starts. */
 interface Bolt {
@@ -60,6 +64,8 @@ export interface SlackChannelOptions extends SlackAccountPlan {
   downloadTimeoutMs?: number;
   /** Least time between two edits of a streaming preview (default 1 s). */
   previewEditIntervalMs?: number;
+  /** Where streaming previews are recorded across restarts (the store); absent: in memory only. */
+  previewLedger?: PreviewLedger;
   /** Socket Mode pong wait and reconnect step (default 5 s; tests shorten it). */
   clientPingTimeoutMs?: number;
   /** Page size of the sent-reply lookup (default 200). */
@@ -150,6 +156,8 @@ export class SlackChannel implements Channel {
   async start(sink: InboundSink): Promise<void> {
     const o = this.#o;
     this.#sink = sink;
+    // Before the client exists, so no turn previews before earlier attempts' previews are known.
+    await this.#sender.restorePreviews();
     const { App, webApi, verifySlackRequest } = await import("@slack/bolt");
     this.#bolt = { App, webApi, verifySlackRequest };
     this.#client = new webApi.WebClient(o.botToken, this.#clientOptions());
@@ -179,6 +187,7 @@ export class SlackChannel implements Channel {
     if (!auth.user_id || !auth.bot_id)
       throw new Error("auth.test did not name the bot (is botToken a bot token?)");
     this.#me = { userId: auth.user_id, botId: auth.bot_id };
+    this.#sender.removeOrphanPreviews();
     const socket = this.#httpReceiver
       ? undefined
       : new DurableSocketReceiver({
@@ -316,12 +325,18 @@ export class SlackChannel implements Channel {
     return this.#sender.edit(target, platformMessageId, text);
   }
 
-  streamDelta(target: Target, delta: string): void {
+  streamDelta(target: LiveTarget, delta: string): void {
     this.#sender.streamDelta(target, delta);
   }
 
-  streamReset(target: Target, discardedChars: number): void {
+  streamReset(target: LiveTarget, discardedChars: number): void {
     this.#sender.streamReset(target, discardedChars);
+  }
+
+  streamDiscard(target: LiveTarget): void {
+    this.#sender
+      .streamDiscard(target)
+      .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
   }
 }
 

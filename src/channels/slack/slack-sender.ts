@@ -12,15 +12,20 @@ import type { webApi } from "@slack/bolt";
 import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import { ChannelSendError } from "../errors.js";
-import { type PreviewApi, StreamingPreviews } from "../preview.js";
+import { type PreviewApi, type PreviewLedger, type PreviewTarget, StreamingPreviews } from "../preview.js";
 import type { ChatTarget, OutboundMessage, SendReceipt } from "../types.js";
 import { type SlackFailure, toSendError, toSlackFailure } from "./errors.js";
 import { markdownToMrkdwn, renderSlackChunks } from "./format.js";
 import type { SlackIdentity } from "./inbound.js";
 import type { BotThreads } from "./slack-intake.js";
 
+/** A running turn's live-text target, as the previews need it (the gateway passes a StreamTarget). */
+type LiveTarget = ChatTarget & { replyTo?: string; recovered?: boolean };
+
 /** The metadata event type every reply carries. */
 export const REPLY_EVENT_TYPE = "switchyard_reply";
+/** The metadata event type a streaming preview carries until a reply takes it over. */
+export const PREVIEW_EVENT_TYPE = "switchyard_preview";
 
 export interface SlackSenderOptions {
   accountId: string;
@@ -38,6 +43,8 @@ export interface SlackSenderOptions {
   logger: Logger;
   client(): webApi.WebClient | undefined;
   me(): SlackIdentity | undefined;
+  /** Where previews are recorded across restarts; absent: in memory only. */
+  previewLedger?: PreviewLedger;
 }
 
 type Target = ChatTarget & { replyTo?: string };
@@ -61,6 +68,7 @@ export class SlackSender {
     const previewApi = this.#previewApi();
     this.#previews = new StreamingPreviews({
       api: () => (options.client() ? previewApi : undefined),
+      ...(options.previewLedger ? { ledger: options.previewLedger } : {}),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       maxChars: options.maxMessageChars,
       clock: options.clock,
@@ -116,11 +124,28 @@ export class SlackSender {
    * the row be posted (at least once, as on platforms without lookups).
    */
   async findSent(message: OutboundMessage, _signal?: AbortSignal): Promise<SendReceipt | undefined> {
+    const createdAt =
+      message.createdAt ?? Number.parseInt(message.idempotencyKey.split("-").at(-1) ?? "", 36);
+    const oldest = Number.isFinite(createdAt) ? ((createdAt - 120_000) / 1000).toFixed(6) : undefined;
+    const ts = await this.#findTagged(message, oldest, REPLY_EVENT_TYPE, message.idempotencyKey);
+    return ts === undefined ? undefined : { platformMessageId: `${message.chatId}:${ts}` };
+  }
+
+  /**
+   * The ts of the bot's message in the target's thread (or channel) since `oldest` whose metadata
+   * is `eventType` with `key`: a bounded read of at most `lookupPages` pages. Without the history
+   * scope it cannot tell; it says so once and resolves undefined (the caller then posts, at least
+   * once, as on platforms without lookups). Other failures throw a ChannelSendError.
+   */
+  async #findTagged(
+    target: PreviewTarget,
+    oldest: string | undefined,
+    eventType: string,
+    key: string,
+  ): Promise<string | undefined> {
     const client = this.#client();
     const me = this.#o.me();
-    const channel = message.chatId;
-    const createdAt = Number.parseInt(message.idempotencyKey.split("-").at(-1) ?? "", 36);
-    const oldest = Number.isFinite(createdAt) ? ((createdAt - 120_000) / 1000).toFixed(6) : undefined;
+    const channel = target.chatId;
     const limit = this.#o.lookupPageSize ?? 200;
     let cursor: string | undefined;
     try {
@@ -132,18 +157,18 @@ export class SlackSender {
           ...(oldest ? { oldest } : {}),
           ...(cursor ? { cursor } : {}),
         };
-        const res = message.threadId
+        const res = target.threadId
           ? await this.#call("conversations.replies", () =>
-              client.conversations.replies({ ...common, ts: message.threadId as string }),
+              client.conversations.replies({ ...common, ts: target.threadId as string }),
             )
           : await this.#call("conversations.history", () => client.conversations.history(common));
         const found = (res.messages ?? []).find(
           (m) =>
-            m.metadata?.event_type === REPLY_EVENT_TYPE &&
-            (m.metadata.event_payload as { key?: unknown } | undefined)?.key === message.idempotencyKey &&
+            m.metadata?.event_type === eventType &&
+            (m.metadata.event_payload as { key?: unknown } | undefined)?.key === key &&
             (!me || m.bot_id === me.botId || m.user === me.userId),
         );
-        if (found?.ts) return { platformMessageId: `${channel}:${found.ts}` };
+        if (found?.ts) return found.ts;
         cursor = res.response_metadata?.next_cursor || undefined;
         if (!res.has_more || !cursor) return undefined;
       }
@@ -155,7 +180,7 @@ export class SlackSender {
           this.#warnedNoHistory = true;
           this.#o.logger.warn(
             { needed: f.needed },
-            "cannot look up sent replies (missing history scope): a reply interrupted mid-send may be posted twice",
+            "cannot look up sent replies (missing history scope): a reply or preview interrupted mid-send may show twice",
           );
         }
         return undefined;
@@ -237,12 +262,29 @@ export class SlackSender {
     }
   }
 
-  streamDelta(target: Target, delta: string): void {
+  streamDelta(target: LiveTarget, delta: string): void {
     if (this.#o.streaming === "edit") this.#previews.delta(target, delta);
   }
 
-  streamReset(target: Target, discardedChars: number): void {
+  streamReset(target: LiveTarget, discardedChars: number): void {
     if (this.#o.streaming === "edit") this.#previews.reset(target, discardedChars);
+  }
+
+  /** The turn ended with nothing to send: its preview (or an earlier attempt's) is deleted. */
+  streamDiscard(target: LiveTarget): Promise<void> {
+    return this.#o.streaming === "edit" ? this.#previews.discard(target) : Promise.resolve();
+  }
+
+  /** Before the client exists: previews recorded before a restart are taken up again. */
+  restorePreviews(): Promise<void> {
+    return this.#previews.restore();
+  }
+
+  /** The app is connected: restored previews nothing will take are deleted, in the background. */
+  removeOrphanPreviews(): void {
+    this.#previews
+      .removeOrphans()
+      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not remove orphaned previews"));
   }
 
   forgetPreviews(): void {
@@ -250,6 +292,11 @@ export class SlackSender {
     this.#working.clear();
   }
 
+  /**
+   * Slack's calls for a streaming preview: a post tagged with its turn's key (metadata
+   * `switchyard_preview`), so a preview posted just before a crash, before it was recorded, is
+   * found again in the thread; edits; a delete.
+   */
   #previewApi(): PreviewApi {
     return {
       post: async (target, text) => {
@@ -259,6 +306,7 @@ export class SlackSender {
             channel: target.chatId,
             text: markdownToMrkdwn(text),
             ...(target.threadId ? { thread_ts: target.threadId } : {}),
+            metadata: { event_type: PREVIEW_EVENT_TYPE, event_payload: { key: previewKey(target) } },
             unfurl_links: false,
             unfurl_media: false,
           }),
@@ -269,6 +317,15 @@ export class SlackSender {
         this.#call("chat.update", () =>
           this.#client().chat.update({ channel: target.chatId, ts, text: markdownToMrkdwn(text) }),
         ),
+      remove: (target, ts) =>
+        this.#call("chat.delete", () => this.#client().chat.delete({ channel: target.chatId, ts })),
+      // Posted after the message it answers (or in the last hour, for a turn that answers none).
+      find: (target) => {
+        const since = target.replyTo
+          ? tsOf(target.replyTo)
+          : ((this.#o.clock.now() - 3_600_000) / 1000).toFixed(6);
+        return this.#findTagged(target, since, PREVIEW_EVENT_TYPE, previewKey(target));
+      },
     };
   }
 
@@ -319,6 +376,11 @@ export class SlackSender {
 /** `<channel>:<ts>` (a platformMessageId) → the ts. */
 function tsOf(platformMessageId: string): string {
   return platformMessageId.slice(platformMessageId.lastIndexOf(":") + 1);
+}
+
+/** The metadata key of a turn's preview: its chat, thread and the message it answers. */
+function previewKey(target: PreviewTarget): string {
+  return `${target.chatId}:${target.threadId ?? ""}:${target.replyTo ?? ""}`;
 }
 
 function statusKey(target: Target): string {

@@ -5,6 +5,7 @@
  */
 import { networkReason } from "../../util/network-reason.js";
 import { ChannelAccessPolicy } from "../access-policy.js";
+import { previewLedger } from "../preview.js";
 import type { ChannelCheck, ChannelModule } from "../types.js";
 import {
   type TelegramAccountPlan,
@@ -33,6 +34,9 @@ export const telegramModule: ChannelModule<typeof settings> = {
           workspaceDir: ctx.workspaceDir,
           pollTimeoutSeconds: settings.pollTimeoutSeconds,
           commands: ctx.commands,
+          ...(ctx.previews
+            ? { previewLedger: previewLedger(ctx.previews, "telegram", plan.accountId, ctx.clock) }
+            : {}),
           logger: ctx.logger.child({ name: "channel.telegram", account: plan.accountId }),
           clock: ctx.clock,
         }),

@@ -20,10 +20,14 @@ import type {
   OutboundMessage,
   SendReceipt,
 } from "../types.js";
+import type { PreviewLedger } from "../preview.js";
 import { type TelegramFailure, configProblem, toTelegramFailure } from "./errors.js";
 import { TelegramPoller } from "./polling.js";
 import { TelegramIntake } from "./telegram-intake.js";
 import { TelegramSender } from "./telegram-sender.js";
+
+/** A running turn's live-text target, as the previews need it (the gateway passes a StreamTarget). */
+type LiveTarget = ChatTarget & { replyTo?: string; recovered?: boolean };
 
 type Grammy = typeof import("grammy");
 /** grammY types its AbortSignal from the abort-controller shim; Node's own is what it gets at run time. */
@@ -64,6 +68,8 @@ export interface TelegramChannelOptions {
   conflictBackoffMs?: number;
   /** Least time between two edits of a streaming preview (default 1 s). */
   previewEditIntervalMs?: number;
+  /** Where streaming previews are recorded across restarts (the store); absent: in memory only. */
+  previewLedger?: PreviewLedger;
   /** Time source and timers of every wait: reconnects, retries, polling, previews (default `systemClock`). */
   clock?: Clock;
   /** Uniform [0, 1) source of the backoff jitter (default Math.random). */
@@ -140,6 +146,8 @@ export class TelegramChannel implements Channel {
   async start(sink: InboundSink): Promise<void> {
     const o = this.#o;
     this.#sink = sink;
+    // Before the bot exists, so no turn previews before earlier attempts' previews are known.
+    await this.#sender.restorePreviews();
     this.#grammy = await import("grammy");
     this.#bot = new this.#grammy.Bot(o.token, {
       client: { apiRoot: o.apiRoot, timeoutSeconds: (o.pollTimeoutSeconds ?? 30) + 15 },
@@ -174,6 +182,7 @@ export class TelegramChannel implements Channel {
     const me = await bot.api.getMe();
     this.#me = me;
     bot.botInfo = me;
+    this.#sender.removeOrphanPreviews();
     await bot.api
       .setMyCommands(o.commands)
       .catch((err: unknown) =>
@@ -282,13 +291,20 @@ export class TelegramChannel implements Channel {
    * Streaming preview (`streaming: edit`): one message per turn, edited as text arrives, no
    * more than once a second, replying to the message the turn answers (`target.replyTo`).
    */
-  streamDelta(target: ChatTarget & { replyTo?: string }, delta: string): void {
+  streamDelta(target: LiveTarget, delta: string): void {
     this.#sender.streamDelta(target, delta);
   }
 
   /** Drops the discarded tail of the turn's preview; its next edit shows the replacement. */
-  streamReset(target: ChatTarget & { replyTo?: string }, discardedChars: number): void {
+  streamReset(target: LiveTarget, discardedChars: number): void {
     this.#sender.streamReset(target, discardedChars);
+  }
+
+  /** The turn ended with nothing to send here: its preview is deleted. */
+  streamDiscard(target: LiveTarget): void {
+    this.#sender
+      .streamDiscard(target)
+      .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
   }
 
   // ------------------------------------------------------------------ helpers

@@ -10,8 +10,11 @@ import { ChannelSendError } from "../errors.js";
 import type { ChatTarget, OutboundMessage, SendReceipt } from "../types.js";
 import { type TelegramFailure, toSendError } from "./errors.js";
 import { htmlToText, renderTelegramChunks } from "./format.js";
-import { type PreviewApi, type PreviewTarget, StreamingPreviews } from "../preview.js";
+import { type PreviewApi, type PreviewLedger, type PreviewTarget, StreamingPreviews } from "../preview.js";
 import type { TelegramChannelOptions } from "./telegram-channel.js";
+
+/** A running turn's live-text target, as the previews need it (the gateway passes a StreamTarget). */
+type LiveTarget = ChatTarget & { replyTo?: string; recovered?: boolean };
 
 /** grammY types its AbortSignal from the abort-controller shim; Node's own is what it gets at run time. */
 type GrammySignal = Parameters<Bot["api"]["getUpdates"]>[1];
@@ -29,6 +32,8 @@ export interface TelegramSenderOptions
   bot(): Bot | undefined;
   /** Classifies anything a grammY call threw. */
   failure(err: unknown): TelegramFailure;
+  /** Where previews are recorded across restarts; absent: in memory only. */
+  previewLedger?: PreviewLedger;
 }
 
 /** Sends, edits and previews for one Telegram account (see the file header). */
@@ -41,6 +46,7 @@ export class TelegramSender {
     const api = previewApi(() => this.#requireBot());
     this.#previews = new StreamingPreviews({
       api: () => (options.bot() ? api : undefined),
+      ...(options.previewLedger ? { ledger: options.previewLedger } : {}),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       clock: options.clock,
       logger: options.logger,
@@ -129,7 +135,7 @@ export class TelegramSender {
    * Streaming preview (`streaming: edit`): one message per turn, edited as text arrives, no
    * more than once a second, replying to the message the turn answers (`target.replyTo`).
    */
-  streamDelta(target: ChatTarget & { replyTo?: string }, delta: string): void {
+  streamDelta(target: LiveTarget, delta: string): void {
     if (this.#o.streaming !== "edit") return;
     this.#previews.delta(target, delta);
   }
@@ -138,9 +144,26 @@ export class TelegramSender {
    * The turn's last `discardedChars` streamed characters were discarded (a failed model call):
    * its preview drops them, and its next edit shows the text that replaces them.
    */
-  streamReset(target: ChatTarget & { replyTo?: string }, discardedChars: number): void {
+  streamReset(target: LiveTarget, discardedChars: number): void {
     if (this.#o.streaming !== "edit") return;
     this.#previews.reset(target, discardedChars);
+  }
+
+  /** The turn ended with nothing to send: its preview (or an earlier attempt's) is deleted. */
+  streamDiscard(target: LiveTarget): Promise<void> {
+    return this.#o.streaming === "edit" ? this.#previews.discard(target) : Promise.resolve();
+  }
+
+  /** Before the bot runs: previews recorded before a restart are taken up again (StreamingPreviews.restore). */
+  restorePreviews(): Promise<void> {
+    return this.#previews.restore();
+  }
+
+  /** The bot runs: restored previews nothing will take are deleted, in the background. */
+  removeOrphanPreviews(): void {
+    this.#previews
+      .removeOrphans()
+      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not remove orphaned previews"));
   }
 
   /** Forgets every streaming preview and stops their timers (the channel stops). */
@@ -193,7 +216,11 @@ export class TelegramSender {
   }
 }
 
-/** Telegram's calls for a streaming preview: a reply in the turn's chat and topic, then edits. */
+/**
+ * Telegram's calls for a streaming preview: a reply in the turn's chat and topic, edits, and a
+ * delete. The Bot API cannot list a chat's messages, so there is no `find`: a preview posted in
+ * the instant before a crash, before its id was recorded, stays in the chat.
+ */
 function previewApi(botOf: () => Bot): PreviewApi {
   return {
     post: async (target: PreviewTarget, text: string) => {
@@ -209,6 +236,7 @@ function previewApi(botOf: () => Bot): PreviewApi {
       return String(sent.message_id);
     },
     update: (target, messageId, text) => botOf().api.editMessageText(target.chatId, Number(messageId), text),
+    remove: (target, messageId) => botOf().api.deleteMessage(target.chatId, Number(messageId)),
   };
 }
 

@@ -99,7 +99,8 @@ export interface OutboxRepo {
   claimDue(now: number, limit: number, claim?: OutboxClaim): Promise<OutboxRecord[]>;
   /**
    * pending or sending → sent, whoever claimed it (a successful send is a fact; recording it
-   * stops a re-send). A row with a `recipientId` gets the next cursor of its mailbox.
+   * stops a re-send). A row with a `recipientId` gets the next cursor of its mailbox, and the
+   * streaming preview recorded for the row's key (PreviewRepo) is removed: the reply took it.
    */
   markSent(id: number, platformMessageId: string, now: number): Promise<void>;
   /**

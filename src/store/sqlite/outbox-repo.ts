@@ -53,6 +53,16 @@ const OUTBOX_STATES: readonly OutboxState[] = ["pending", "sending", "sent", "de
  * markDead to pending or sending rows; other calls are no-ops. A row carries an owner and a
  * lease only while `sending`; every way out of `sending` clears both.
  */
+/** What markSent reads of the row it marks. */
+interface UnsentRow {
+  channel: string;
+  account_id: string;
+  chat_id: string;
+  thread_id: string | null;
+  reply_to: string | null;
+  recipient_id: string | null;
+}
+
 export class SqliteOutboxRepo implements OutboxRepo {
   readonly #path: string;
   readonly #claimDueTx: Transaction<
@@ -62,7 +72,8 @@ export class SqliteOutboxRepo implements OutboxRepo {
   readonly #insert: Statement<[OutboxInsertRow]>;
   readonly #due: Statement<[DueParams], OutboxRow>;
   readonly #toSending: Statement<[{ owner: string | null; until: number; now: number; id: number }]>;
-  readonly #unsentById: Statement<[number], { channel: string; recipient_id: string | null }>;
+  readonly #unsentById: Statement<[number], UnsentRow>;
+  readonly #finishPreview: Statement<[UnsentRow]>;
   readonly #nextCursor: Statement<[{ channel: string; recipientId: string }], { last_cursor: number }>;
   readonly #toSent: Statement<
     [{ platformMessageId: string; cursor: number | null; now: number; id: number }]
@@ -117,7 +128,14 @@ export class SqliteOutboxRepo implements OutboxRepo {
        WHERE id = @id`,
     );
     this.#unsentById = db.prepare(
-      "SELECT channel, recipient_id FROM outbox WHERE id = ? AND state IN ('pending', 'sending')",
+      `SELECT channel, account_id, chat_id, thread_id, reply_to, recipient_id
+       FROM outbox WHERE id = ? AND state IN ('pending', 'sending')`,
+    );
+    // A chunk sent for a turn's key ends that turn's streaming preview: it took the preview's
+    // message, or the preview was gone and the chunk was posted anew (see PreviewRepo).
+    this.#finishPreview = db.prepare(
+      `DELETE FROM previews WHERE channel = @channel AND account_id = @account_id AND chat_id = @chat_id
+         AND thread_id = IFNULL(@thread_id, '') AND reply_to = IFNULL(@reply_to, '')`,
     );
     // The counter row is the lock that orders writers to one mailbox (see listMailbox).
     this.#nextCursor = db.prepare(
@@ -193,6 +211,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
       const cursor =
         row.recipient_id === null ? null : this.#cursorInTransaction(row.channel, row.recipient_id);
       this.#toSent.run({ platformMessageId, cursor, now, id });
+      this.#finishPreview.run(row);
     });
   }
 

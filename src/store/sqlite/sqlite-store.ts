@@ -16,6 +16,7 @@ import { SqliteSessionRepo } from "./session-repo.js";
 import { SqliteTranscriptRepo } from "./transcript-repo.js";
 import { SqliteCronRepo } from "./cron-repo.js";
 import { SqlitePairingRepo } from "./pairing-repo.js";
+import { SqlitePreviewRepo } from "./preview-repo.js";
 import { SqliteWakeRepo } from "./wake-repo.js";
 import { SqliteAssignmentRepo, SqliteLearningRepo } from "./assignment-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
@@ -39,6 +40,7 @@ export class SqliteStore implements Store {
   readonly assignments: SqliteAssignmentRepo;
   readonly learnings: SqliteLearningRepo;
   readonly leases: SqliteLeaseRepo;
+  readonly previews: SqlitePreviewRepo;
   readonly #db: Database;
   readonly #path: string;
   readonly #schemaVersion: number;
@@ -76,6 +78,7 @@ export class SqliteStore implements Store {
     this.usage = new SqliteUsageRepo(db, path);
     this.authProfiles = new SqliteAuthProfileRepo(db, path);
     this.pairing = new SqlitePairingRepo(db, path);
+    this.previews = new SqlitePreviewRepo(db, path);
     this.cron = new SqliteCronRepo(db, path);
     this.wakes = new SqliteWakeRepo(db, path);
     this.assignments = new SqliteAssignmentRepo(db, path, this.wakes);
