@@ -293,7 +293,7 @@ export interface ChannelFactoryContext {
     channel: ChannelName,
     accountId: string,
     since: number,
-  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>>;
+  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }>>;
   /**
    * Where streaming previews are recorded (one write per preview), so a turn redone after a
    * crash takes its preview message for the answer. Absent: previews live in memory only.

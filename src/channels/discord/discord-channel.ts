@@ -22,6 +22,7 @@ import type {
   SendReceipt,
 } from "../types.js";
 import { discordClientOptions, registerCommands, type SlashCommandScope } from "./client.js";
+import { type ChatMarker, DiscordCatchUp } from "./catch-up.js";
 import { DiscordIntake } from "./discord-intake.js";
 import { DiscordSender } from "./discord-sender.js";
 import type { PreviewLedger } from "../preview.js";
@@ -57,8 +58,8 @@ export interface DiscordChannelOptions extends DiscordAccountPlan {
   maxRateLimitWaitMs: number;
   /** How far back a restart reads the chats it talked in (ms); 0: not at all. */
   catchUpMs?: number;
-  /** The newest message taken from each chat since a time (the inbox's). */
-  lastTaken?(since: number): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>>;
+  /** The newest message taken from each chat since a time (the inbox's), and when. */
+  lastTaken?(since: number): Promise<ChatMarker[]>;
   /** Called when the gateway connection is back after a loss (resumed or re-identified). */
   onReconnected?(): void;
   logger: Logger;
@@ -86,6 +87,7 @@ export class DiscordChannel implements Channel {
   readonly #intake: DiscordIntake;
   readonly #sender: DiscordSender;
   readonly #typedAt = new Map<string, number>();
+  readonly #catchUp: DiscordCatchUp;
   #client: Client | undefined;
   #botId: string | undefined;
   #sink: InboundSink | undefined;
@@ -93,7 +95,6 @@ export class DiscordChannel implements Channel {
   #connecting: Promise<void> | undefined;
   #health: ChannelHealth = { state: "stopped", detail: "not started" };
   #readyOnce = false;
-  #caughtUp = false;
 
   constructor(options: DiscordChannelOptions) {
     this.#o = options;
@@ -115,6 +116,13 @@ export class DiscordChannel implements Channel {
       sink: () => this.#sink,
       botId: () => this.#botId,
       life: () => this.#life?.signal,
+    });
+    this.#catchUp = new DiscordCatchUp({
+      catchUpMs: options.catchUpMs ?? 0,
+      ...(options.lastTaken ? { lastTaken: options.lastTaken } : {}),
+      take: (message) => this.#intake.message(message),
+      clock: this.#clock,
+      logger: options.logger,
     });
     this.#sender = new DiscordSender({
       ...options,
@@ -140,8 +148,10 @@ export class DiscordChannel implements Channel {
    */
   async start(sink: InboundSink): Promise<void> {
     this.#sink = sink;
-    // Before the client exists, so no turn previews before earlier attempts' previews are known.
+    // Before the client exists, so no turn previews before earlier attempts' previews are known,
+    // and no live message of a chat is taken before what that chat missed.
     await this.#sender.restorePreviews();
+    await this.#catchUp.prepare();
     this.#life = new AbortController();
     this.#health = { state: "connecting" };
     try {
@@ -198,9 +208,7 @@ export class DiscordChannel implements Channel {
       if (packet.t === "MESSAGE_UPDATE")
         o.logger.debug({ messageId: packet.d?.id }, "discord message ignored: an edit");
     });
-    client.on(dj.Events.MessageCreate, (message) => {
-      void this.#intake.message(message);
-    });
+    client.on(dj.Events.MessageCreate, (message) => this.#catchUp.live(message));
     client.on(dj.Events.InteractionCreate, (interaction) => {
       if (interaction.isChatInputCommand()) void this.#intake.command(interaction);
     });
@@ -217,46 +225,11 @@ export class DiscordChannel implements Channel {
     }
     this.#botId = client.user?.id;
     this.#readyOnce = true;
+    this.#catchUp.ready(client);
     this.#sender.removeOrphanPreviews();
     this.#health = { state: "connected" };
     o.logger.info({ bot: client.user?.tag, guilds: client.guilds.cache.size }, "discord gateway connected");
     await registerCommands(client, o.commands, o.slashCommands, o.logger);
-    if (!this.#caughtUp) {
-      this.#caughtUp = true;
-      this.#catchUp(client).catch((err: unknown) => o.logger.warn({ err }, "discord catch-up failed"));
-    }
-  }
-
-  /**
-   * Discord does not redeliver what was sent while the gateway was away: once per process, the
-   * chats it took messages from within `catchUpMs` are read from the newest message taken on,
-   * and what came since goes through intake like a live message (the inbox drops any it has).
-   */
-  async #catchUp(client: Client): Promise<void> {
-    const o = this.#o;
-    const windowMs = o.catchUpMs ?? 0;
-    if (!o.lastTaken || windowMs <= 0) return;
-    const since = this.#clock.now() - windowMs;
-    let taken = 0;
-    for (const chat of await o.lastTaken(since)) {
-      if (this.#client !== client) return; // stopped meanwhile
-      if (!/^\d+$/.test(chat.platformMessageId)) continue; // a slash command, not a message
-      try {
-        const channel = await client.channels.fetch(chat.threadId ?? chat.chatId);
-        if (!channel?.isTextBased()) continue;
-        const missed = await channel.messages.fetch({ after: chat.platformMessageId, limit: 100 });
-        const ordered = [...missed.values()].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
-        for (const message of ordered) {
-          if (message.createdTimestamp < since) continue;
-          await this.#intake.message(message);
-          taken++;
-        }
-      } catch (err) {
-        o.logger.debug({ err: toDiscordFailure(err).description, chatId: chat.chatId }, "chat not caught up");
-      }
-    }
-    if (taken > 0)
-      o.logger.info({ messages: taken }, "discord: caught up with messages sent while the gateway was away");
   }
 
   /** Rejects after `readyTimeoutMs` unless cancelled (the login settled first). */
@@ -327,6 +300,7 @@ export class DiscordChannel implements Channel {
     }
     const client = this.#client;
     this.#client = undefined;
+    this.#catchUp.stop();
     if (this.#health.state !== "stopped") this.#health = { state: "stopped", detail: "stopped" };
     await client
       ?.destroy()

@@ -137,7 +137,7 @@ export interface InboxRepo {
     accountId: string,
     since: number,
     scan: number,
-  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>>;
+  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }>>;
 }
 
 /** `rejected` inbox rows by why they were not run (see InboxRepo.countRejected). */

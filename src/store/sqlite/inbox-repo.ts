@@ -42,7 +42,10 @@ interface ClaimLease {
  */
 export class SqliteInboxRepo implements InboxRepo {
   readonly #path: string;
-  readonly #lastPerChat: Statement<[string, string, number, number], { message: string }>;
+  readonly #lastPerChat: Statement<
+    [string, string, number, number],
+    { message: string; received_at: number }
+  >;
   readonly #transcript: SqliteTranscriptRepo;
   readonly #leases: SqliteLeaseRepo;
   readonly #receiveTx: Transaction<
@@ -90,7 +93,7 @@ export class SqliteInboxRepo implements InboxRepo {
     this.#leases = leases;
     // A range of the unique dedupe key (dedupeKeyRange), newest first.
     this.#lastPerChat = db.prepare(
-      `SELECT message FROM inbox
+      `SELECT message, received_at FROM inbox
        WHERE dedupe_key >= ? AND dedupe_key < ? AND received_at >= ? ORDER BY id DESC LIMIT ?`,
     );
     this.#insert = db.prepare(
@@ -350,11 +353,14 @@ export class SqliteInboxRepo implements InboxRepo {
     accountId: string,
     since: number,
     scan: number,
-  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string }>> {
+  ): Promise<Array<{ chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }>> {
     return guard(this.#path, () => {
       const [from, to] = dedupeKeyRange(channel, accountId);
       const rows = this.#lastPerChat.all(from, to, since, Math.max(0, scan));
-      const newest = new Map<string, { chatId: string; threadId?: string; platformMessageId: string }>();
+      const newest = new Map<
+        string,
+        { chatId: string; threadId?: string; platformMessageId: string; receivedAt: number }
+      >();
       for (const row of rows) {
         const m = JSON.parse(row.message) as InboundMessage;
         const key = `${m.chatId}\u0000${m.threadId ?? ""}`;
@@ -363,6 +369,7 @@ export class SqliteInboxRepo implements InboxRepo {
           chatId: m.chatId,
           ...(m.threadId ? { threadId: m.threadId } : {}),
           platformMessageId: m.platformMessageId,
+          receivedAt: row.received_at,
         });
       }
       return [...newest.values()];

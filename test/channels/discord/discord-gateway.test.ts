@@ -398,6 +398,63 @@ describe("Discord across a restart", () => {
   });
 });
 
+describe("Discord catching up after a restart", () => {
+  /** Stops the first gateway, runs `whileDown`, starts a second on the same home with `discord` settings. */
+  async function restart(before: TestGateway, discord: Record<string, unknown>, whileDown: () => void) {
+    const home = before.home;
+    await before.running.stop();
+    gw = undefined;
+    whileDown();
+    const config = {
+      ...simulatorConfig(sim as ModelSimulator, "anthropic"),
+      channels: { discord: { token: TOKEN, apiUrl: (fake as FakeDiscord).apiUrl, ...discord } },
+    };
+    gw = await startTestGateway(config, { home });
+    return gw;
+  }
+
+  it("a live message that arrives while its chat is caught up is taken after the missed ones", async () => {
+    const { sim, fake, gw: before } = await setup();
+    const first = fake.dm({ author: ANN, content: "one" });
+    await botPosts(fake, first.channel_id, 1);
+    const reads = () => fake.calls({ method: "GET", route: "/channels/:channel/messages" }).length;
+    const readsBefore = reads();
+    // The catch-up's read is held up a second (a 429), and a live message comes meanwhile.
+    fake.failNext({ method: "GET", route: "/channels/:channel/messages" }, { status: 429, retryAfterSec: 1 });
+    await restart(before, { allowFrom: [ANN.id] }, () => {
+      fake.dm({ author: ANN, content: "two, while you were away" });
+    });
+    await until(() => reads() > readsBefore, "the catch-up's read");
+    fake.dm({ author: ANN, content: "three, live" });
+    await botPosts(fake, first.channel_id, 3);
+    const words = sim.requests.map((r) => JSON.stringify(r.body));
+    const two = words.findIndex((w) => w.includes("two, while you were away") && !w.includes("three, live"));
+    const three = words.findIndex((w) => w.includes("three, live"));
+    expect(two).toBeGreaterThan(0);
+    expect(three).toBeGreaterThan(two);
+    expect(sim.requests).toHaveLength(3);
+  });
+
+  it("a chat first heard of while the gateway was away is read back when its next message comes", async () => {
+    const { sim, fake, gw: before } = await setup({ allowFrom: [ANN.id, BOB.id] });
+    const first = fake.dm({ author: ANN, content: "one" });
+    await botPosts(fake, first.channel_id, 1);
+    let missed: { channel_id: string } | undefined;
+    await restart(before, { allowFrom: [ANN.id, BOB.id] }, () => {
+      missed = fake.dm({ author: BOB, content: "hello, while you were away" });
+    });
+    const bobChat = missed?.channel_id as string;
+    expect(fake.botMessages(bobChat)).toHaveLength(0); // nothing knew of bob's chat
+    fake.dm({ author: BOB, content: "are you there?" });
+    await botPosts(fake, bobChat, 2);
+    const words = sim.requests.slice(1).map((r) => JSON.stringify(r.body));
+    expect(words[0]).toContain("hello, while you were away");
+    expect(words[0]).not.toContain("are you there?");
+    expect(words[1]).toContain("are you there?");
+    expect(sim.requests).toHaveLength(3);
+  });
+});
+
 describe("Discord without the Message Content intent", () => {
   it("stops the channel with what to enable, in status; the gateway runs on", async () => {
     const { gw } = await setup({}, { fake: { messageContentIntent: false } });
