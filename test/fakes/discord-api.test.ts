@@ -166,6 +166,35 @@ describe("FakeDiscord messages", () => {
     expect(fake.calls({ path: "/nope/1" })).toHaveLength(1);
   });
 
+  it("a fault with `when` takes only matching bodies; onMessage reports the bot's writes as stored", async () => {
+    const client = await t.ready();
+    const seen: string[] = [];
+    const off = fake.onMessage((type, message) => seen.push(`${type} ${message.content}`));
+    const route = `/channels/${DEFAULT_CHANNEL_ID}/messages`;
+    fake.failNext(
+      { method: "POST", route, when: (body) => (body as { content?: string }).content === "hang" },
+      { hangAfter: true },
+    );
+    const sent = (await client.rest.post(Routes.channelMessages(DEFAULT_CHANNEL_ID), {
+      body: { content: "pass" },
+    })) as DiscordMessage;
+    await client.rest.patch(Routes.channelMessage(DEFAULT_CHANNEL_ID, sent.id), {
+      body: { content: "edited" },
+    });
+    const abort = new AbortController();
+    const hung = rejection(
+      client.rest.post(Routes.channelMessages(DEFAULT_CHANNEL_ID), {
+        body: { content: "hang" },
+        signal: abort.signal,
+      }),
+    );
+    await fake.waitFor(() => seen.length === 3, 5_000, "the held post");
+    abort.abort();
+    await hung;
+    expect(seen).toEqual(["MESSAGE_CREATE pass", "MESSAGE_UPDATE edited", "MESSAGE_CREATE hang"]);
+    off();
+  });
+
   it("serves a user's attachment bytes from the fake CDN", async () => {
     const client = await t.ready();
     const got = nextMessage(client);

@@ -36,6 +36,12 @@ import { Waits } from "./discord-waits.js";
 import { MESSAGE_CONTENT_LIMITED_FLAG, channelWire, guildCreate } from "./discord-wire.js";
 
 export type * from "./discord-types.js";
+
+/** Told of a message the REST API created, edited or deleted (the bot's, an interaction's). */
+export type MessageListener = (
+  t: "MESSAGE_CREATE" | "MESSAGE_UPDATE" | "MESSAGE_DELETE",
+  message: DiscordMessage,
+) => void;
 export type { AnsweredListener, CallFilter } from "./discord-rest.js";
 
 export { DEFAULT_CHANNEL_ID, DEFAULT_GUILD_ID } from "./discord-store.js";
@@ -61,6 +67,7 @@ export class FakeDiscord {
   readonly #rest: RestApi;
   readonly #ctx: RestContext;
   readonly #dispatch: Dispatcher;
+  readonly #messageListeners = new Set<MessageListener>();
   #server: Server | undefined;
   #port: number | undefined;
   #closed = false;
@@ -100,8 +107,15 @@ export class FakeDiscord {
       nonceWindowMs: options.nonceWindowMs ?? 5 * 60_000,
       gatewayUrl: () => `${this.#wsBase()}/gateway`,
       identifies: () => this.#gateway.identifies,
-      dispatchMessage: (t, message) => this.#dispatch.message(t, message),
-      dispatchDelete: (message) => this.#dispatch.delete(message),
+      dispatchMessage: (t, message) => {
+        this.#dispatch.message(t, message);
+        for (const listener of [...this.#messageListeners]) listener(t, structuredClone(message));
+      },
+      dispatchDelete: (message) => {
+        this.#dispatch.delete(message);
+        for (const listener of [...this.#messageListeners])
+          listener("MESSAGE_DELETE", structuredClone(message));
+      },
       sent: [],
       edits: [],
       typing: new Map(),
@@ -366,6 +380,16 @@ export class FakeDiscord {
   /** REST calls made for an interaction (callback, edits, followups), in order. */
   interactionCalls(id: string): InteractionCall[] {
     return this.#interactions.calls(id);
+  }
+
+  /**
+   * Calls `listener` whenever a REST request created, edited or deleted a message (the bot's
+   * posts, edits and deletions), as the fake stores it and before the answer is written (or
+   * withheld by a `hangAfter` fault); returns the unsubscribe.
+   */
+  onMessage(listener: MessageListener): () => void {
+    this.#messageListeners.add(listener);
+    return () => this.#messageListeners.delete(listener);
   }
 
   /** Calls `listener` after each REST response is written; returns the unsubscribe. */

@@ -155,7 +155,7 @@ export class RestApi {
       );
     }
     const bucket = createHash("sha1").update(`${method} ${route.def.template}`).digest("hex").slice(0, 32);
-    const fault = this.#takeFault(method, path);
+    const fault = this.#takeFault(method, path, body.value);
     if (fault && "hang" in fault) return this.#hold(res);
     if (fault && !("hangAfter" in fault)) {
       call.status = answerFault(res, fault, bucket, this.#now());
@@ -201,8 +201,10 @@ export class RestApi {
     return methodMismatch ? "method" : undefined;
   }
 
-  #takeFault(method: string, path: string): RestFault | undefined {
-    const at = this.#faults.findIndex((f) => faultMatches(f.match, method, path));
+  #takeFault(method: string, path: string, body: unknown): RestFault | undefined {
+    const at = this.#faults.findIndex(
+      (f) => faultMatches(f.match, method, path) && (f.match.when === undefined || f.match.when(body)),
+    );
     const queued = this.#faults[at];
     if (!queued) return undefined;
     queued.remaining -= 1;

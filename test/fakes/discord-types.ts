@@ -209,6 +209,8 @@ export interface FaultMatch {
   method?: string;
   /** A RegExp tested against the path, or a string: exact, or a template with `:name` segments. */
   route: RegExp | string;
+  /** Only requests whose parsed body (JSON, or a multipart's payload_json) passes this test. */
+  when?: (body: unknown) => boolean;
 }
 
 /** A scripted answer for the next matching REST request(s). */

@@ -355,6 +355,26 @@ describe("FakeSlack Web API semantics", () => {
     expect((status as webApi.WebAPIPlatformError).data).toMatchObject({ needed: "assistant:write" });
   });
 
+  it("a fault with `when` takes only matching calls; onCarriedOut reports a call before its answer, held or not", async () => {
+    const web = client();
+    const carried: string[] = [];
+    fake.onCarriedOut((method, params, result) =>
+      carried.push(`${method} ${String(params.text)} ${String(result.ts)}`),
+    );
+    fake.failNext("chat.postMessage", { hangAfter: true }, 1, (params) => params.text === "hang");
+    const first = await web.chat.postMessage({ channel: "C1", text: "pass" }); // not matched: answered
+    const hung = web.chat.postMessage({ channel: "C1", text: "hang" });
+    hung.catch(() => {});
+    await until(() => carried.length === 2, "the held post carried out");
+    expect(fake.posted("C1").map((m) => m.text)).toEqual(["pass", "hang"]);
+    expect(carried).toEqual([
+      `chat.postMessage pass ${first.ts}`,
+      `chat.postMessage hang ${fake.posted("C1")[1]?.ts}`,
+    ]);
+    await web.chat.postMessage({ channel: "C1", text: "hang" }); // the fault was used up
+    expect(fake.posted("C1")).toHaveLength(3);
+  });
+
   it("updates, reacts, sets thread status and describes users and conversations", async () => {
     await fake.close();
     fake = new FakeSlack({ assistantThreads: true });

@@ -20,7 +20,7 @@ import {
 import { FileStore } from "./slack-files.js";
 import { type MethodContext, botUser } from "./slack-methods.js";
 import { type EnvelopeType, SocketHub, quiet } from "./slack-socket.js";
-import { WebApi } from "./slack-web.js";
+import { type FaultPredicate, WebApi } from "./slack-web.js";
 import { SlackStore } from "./slack-store.js";
 import {
   DEFAULT_SCOPES,
@@ -350,15 +350,29 @@ export class FakeSlack {
 
   // ─── faults ──────────────────────────────────────────────────────────────────────────────
 
-  /** Answers the next `times` (default 1) calls of `method` with `fault`; FIFO per method. */
   /** Calls `listener` for every Web API call answered `ok: true`; returns the unsubscribe. */
   onAnswered(listener: (method: string, params: Record<string, unknown>) => void): () => void {
     this.#web.answered.add(listener);
     return () => this.#web.answered.delete(listener);
   }
 
-  failNext(method: string, fault: SlackFault, times = 1): void {
-    this.#web.failNext(method, fault, times);
+  /**
+   * Answers the next `times` (default 1) calls of `method` with `fault`; FIFO per method. With
+   * `when`, only calls whose parameters pass it (e.g. a post carrying a certain text).
+   */
+  failNext(method: string, fault: SlackFault, times = 1, when?: FaultPredicate): void {
+    this.#web.failNext(method, fault, times, when);
+  }
+
+  /**
+   * Calls `listener` for every Web API call carried out successfully, before its answer is
+   * written or withheld (`hangAfter`), with what it returned; returns the unsubscribe.
+   */
+  onCarriedOut(
+    listener: (method: string, params: Record<string, unknown>, result: Record<string, unknown>) => void,
+  ): () => void {
+    this.#web.carriedOut.add(listener);
+    return () => this.#web.carriedOut.delete(listener);
   }
 
   // ─── helpers ─────────────────────────────────────────────────────────────────────────────

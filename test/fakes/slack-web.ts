@@ -18,6 +18,9 @@ import {
 import type { SocketHub } from "./slack-socket.js";
 import type { RecordedCall, RecordedResponse, SlackFault } from "./slack-types.js";
 
+/** Which calls a queued fault applies to: a test of the call's parameters (token removed). */
+export type FaultPredicate = (params: Record<string, unknown>) => boolean;
+
 /** What the Web API needs from the server around it. */
 export interface WebApiDeps {
   readonly botToken: string;
@@ -38,11 +41,21 @@ export class WebApi {
   readonly calls: RecordedCall[] = [];
   /** Told of every call answered `ok: true`, as it is answered (benchmarks time replies by it). */
   readonly answered = new Set<(method: string, params: Record<string, unknown>) => void>();
+  /**
+   * Told of every call carried out successfully, before its answer is written (or withheld by a
+   * `hangAfter` fault), with what it returned (`ts` of a post…).
+   */
+  readonly carriedOut = new Set<
+    (method: string, params: Record<string, unknown>, result: Record<string, unknown>) => void
+  >();
   /** Every POST to an issued response_url, in order. */
   readonly responses: RecordedResponse[] = [];
   readonly #deps: WebApiDeps;
   readonly #responseUrls = new Set<string>();
-  readonly #faults = new Map<string, Array<{ fault: SlackFault; remaining: number }>>();
+  readonly #faults = new Map<
+    string,
+    Array<{ fault: SlackFault; remaining: number; when: FaultPredicate | undefined }>
+  >();
   readonly #hung = new Set<ServerResponse>();
 
   constructor(deps: WebApiDeps) {
@@ -56,11 +69,14 @@ export class WebApi {
     return url;
   }
 
-  /** Answers the next `times` calls of `method` with `fault`; FIFO per method. */
-  failNext(method: string, fault: SlackFault, times: number): void {
+  /**
+   * Answers the next `times` calls of `method` with `fault`; FIFO per method. With `when`, only
+   * calls whose parameters (token removed) pass it.
+   */
+  failNext(method: string, fault: SlackFault, times: number, when?: FaultPredicate): void {
     if (!Number.isInteger(times) || times < 1) throw new Error(`failNext: times must be ≥ 1, got ${times}`);
     const queue = this.#faults.get(method) ?? [];
-    queue.push({ fault, remaining: times });
+    queue.push({ fault, remaining: times, when });
     this.#faults.set(method, queue);
   }
 
@@ -113,11 +129,12 @@ export class WebApi {
     const token = requestToken(req, params);
     const { token: _token, ...recorded } = params;
     this.calls.push({ method, params: recorded, token, at });
-    const fault = this.#takeFault(method);
+    const fault = this.#takeFault(method, recorded);
     if (fault && !("hangAfter" in fault)) return this.#answerFault(res, fault);
     const headers: Record<string, string> = {};
     try {
       const result = this.#call(method, params, token, headers);
+      for (const listener of this.carriedOut) listener(method, recorded, result);
       // Done, but the answer never leaves: the client cannot know it worked (a crash, a timeout).
       if (fault) return this.#answerFault(res, { hang: true });
       this.#send(res, 200, { ok: true, ...result }, headers);
@@ -155,12 +172,13 @@ export class WebApi {
     return handler(ctx, params);
   }
 
-  #takeFault(method: string): SlackFault | undefined {
+  #takeFault(method: string, params: Record<string, unknown>): SlackFault | undefined {
     const queue = this.#faults.get(method);
-    const head = queue?.[0];
+    const at = queue?.findIndex((f) => f.when === undefined || f.when(params)) ?? -1;
+    const head = queue?.[at];
     if (!queue || !head) return undefined;
     head.remaining -= 1;
-    if (head.remaining <= 0) queue.shift();
+    if (head.remaining <= 0) queue.splice(at, 1);
     return head.fault;
   }
 

@@ -364,6 +364,31 @@ describe("FakeTelegramBotApi requests and files", () => {
     expect(await (await fetching).text()).toBe("held");
   });
 
+  it("an `after` hold carries a matching call out and holds only its answer; onCall reports each call", async () => {
+    const bot = newBot();
+    const seen: string[] = [];
+    const off = fake.onCall((call, result) =>
+      seen.push(`${call.method}: ${(result as { text?: string }).text}`),
+    );
+    const hold = fake.holdMethod("sendMessage", { after: true, times: 1, when: (p) => p.text === "held" });
+    await bot.api.sendMessage(ANN.id, "not held"); // the test does not match: answered at once
+    let answered = false;
+    const sending = bot.api.sendMessage(ANN.id, "held").then((m) => {
+      answered = true;
+      return m;
+    });
+    await hold.reached();
+    // Stored and reported (the platform has it), while the client still waits for the answer.
+    expect(fake.messagesInChat(ANN.id).map((m) => m.text)).toEqual(["not held", "held"]);
+    expect(seen).toEqual(["sendMessage: not held", "sendMessage: held"]);
+    expect(answered).toBe(false);
+    hold.release();
+    expect((await sending).text).toBe("held");
+    off();
+    await bot.api.sendMessage(ANN.id, "unheard");
+    expect(seen).toHaveLength(2);
+  });
+
   it("accepts multipart uploads, form bodies, query strings and the /test/ environment", async () => {
     const bot = newBot();
     const doc = await bot.api.sendDocument(ANN.id, new InputFile(Buffer.from("report"), "report.txt"), {

@@ -108,6 +108,7 @@ export class FakeTelegramBotApi {
   readonly #holds = new MethodHolds();
   readonly #sent: Array<{ token: string; message: TelegramMessage }> = [];
   readonly #handlers: Map<string, { name: string; handler: Handler }>;
+  readonly #callListeners = new Set<(call: RecordedCall, result: unknown) => void>();
   #server: Server | undefined;
   #boundPort: number | undefined;
   #closed = false;
@@ -160,6 +161,16 @@ export class FakeTelegramBotApi {
   /** Every request received, in order, including ones answered with an error. */
   get calls(): RecordedCall[] {
     return this.#log.calls;
+  }
+
+  /**
+   * Calls `listener` with every call as it is recorded (the fake has acted on it, as for
+   * `waitFor`) and what it returned (the sent or edited message, `true`…; undefined when it
+   * failed). An `after` hold's call is reported before its answer leaves. Returns the unsubscribe.
+   */
+  onCall(listener: (call: RecordedCall, result: unknown) => void): () => void {
+    this.#callListeners.add(listener);
+    return () => this.#callListeners.delete(listener);
   }
 
   /**
@@ -277,7 +288,8 @@ export class FakeTelegramBotApi {
    * Holds the next calls of `method` until the returned hold is released: the request stays
    * open, unanswered and unrecorded, as if Telegram were slow. `"downloadFile"` holds file
    * downloads (`GET /file/bot<token>/…`). Released calls run in arrival order; `close()`
-   * releases everything.
+   * releases everything. With `after: true` the call is carried out and recorded at once and
+   * only its answer is held (Telegram stored the message; the client does not know yet).
    */
   holdMethod(method: string, options: HoldOptions = {}): MethodHold {
     return this.#holds.hold(method, options);
@@ -376,17 +388,32 @@ export class FakeTelegramBotApi {
       const timeMs = this.#now();
       const body = await readBody(req, this.#maxBodyBytes);
       const params = parseParams(url.searchParams, req.headers["content-type"] ?? "", body);
-      await this.#holds.wait(decodeURIComponent(api[1] ?? ""), api[2] ?? "");
-      this.#call(decodeURIComponent(api[1] ?? ""), api[2] ?? "", params, timeMs, res);
+      const token = decodeURIComponent(api[1] ?? "");
+      await this.#holds.wait(token, api[2] ?? "", params);
+      const answer = /^getupdates$/i.test(api[2] ?? "")
+        ? undefined
+        : this.#holds.answerHold(token, api[2] ?? "", params);
+      this.#call(token, api[2] ?? "", params, timeMs, res, answer);
     } catch (error) {
       this.#sendError(res, error);
     }
   }
 
-  /** Runs one API call, answers it on `res` (a webhook reply has none) and records it. */
-  #call(token: string, methodName: string, params: ApiParams, timeMs: number, res?: ServerResponse): void {
+  /**
+   * Runs one API call, answers it on `res` (a webhook reply has none; a successful call's answer
+   * waits for `answer` when given) and records it.
+   */
+  #call(
+    token: string,
+    methodName: string,
+    params: ApiParams,
+    timeMs: number,
+    res?: ServerResponse,
+    answer?: Promise<void>,
+  ): void {
     const entry = this.#handlers.get(methodName.toLowerCase());
     const method = entry?.name ?? methodName;
+    let result: unknown;
     try {
       const bot = this.#bots.get(token);
       if (!bot) throw new BotApiError(401, "Unauthorized");
@@ -396,13 +423,17 @@ export class FakeTelegramBotApi {
         if (!res) throw badRequest("getUpdates can't be used in a webhook reply");
         this.#getUpdates(bot, params, res);
       } else {
-        const result = entry.handler(bot, params);
-        if (res) this.#send(res, 200, { ok: true, result });
+        const value = entry.handler(bot, params);
+        result = value;
+        if (res && answer) void answer.then(() => this.#send(res, 200, { ok: true, result: value }));
+        else if (res) this.#send(res, 200, { ok: true, result: value });
       }
     } catch (error) {
       if (res) this.#sendError(res, error);
     }
-    this.#log.record({ token, method, params, timeMs, ...(res ? {} : { viaWebhookReply: true }) });
+    const call: RecordedCall = { token, method, params, timeMs, ...(res ? {} : { viaWebhookReply: true }) };
+    this.#log.record(call);
+    for (const listener of [...this.#callListeners]) listener(call, result);
   }
 
   #send(res: ServerResponse, status: number, body: unknown): void {

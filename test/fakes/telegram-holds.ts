@@ -1,8 +1,10 @@
 /**
  * Holding calls in the fake Bot API: a test can make the next calls of a method (or file
  * downloads) wait until it releases them, to freeze the system under test at an exact point
- * (an update fetched but not yet committed, an edit in flight) without sleeping.
+ * (an update fetched but not yet committed, an edit in flight) without sleeping. An `after`
+ * hold lets the call be carried out and holds only its answer: the client cannot tell it worked.
  */
+import type { ApiParams } from "./telegram-params.js";
 
 /** What `holdMethod` returns. */
 export interface MethodHold {
@@ -25,11 +27,21 @@ export interface HoldOptions {
   times?: number;
   /** Only calls with this bot token (default: any bot). */
   token?: string;
+  /**
+   * Carry the call out (a message is stored, the call recorded) and hold only its answer until
+   * release (default false: the call waits before it is carried out). A call that fails is
+   * answered at once. Not for `getUpdates` or file downloads.
+   */
+  after?: boolean;
+  /** Only calls whose parameters pass this test (default: every call of the method). */
+  when?: (params: ApiParams) => boolean;
 }
 
 interface HoldState {
   method: string;
   token: string | undefined;
+  after: boolean;
+  when: ((params: ApiParams) => boolean) | undefined;
   remaining: number;
   held: number;
   released: boolean;
@@ -48,6 +60,8 @@ export class MethodHolds {
     const state: HoldState = {
       method: method.toLowerCase(),
       token: options.token,
+      after: options.after ?? false,
+      when: options.when,
       remaining: times,
       held: 0,
       released: false,
@@ -84,14 +98,31 @@ export class MethodHolds {
     };
   }
 
-  /** Resolves when the call may proceed: at once unless an active hold matches it. */
-  wait(token: string, method: string): Promise<void> {
+  /** Resolves when the call may proceed: at once unless an active (before) hold matches it. */
+  wait(token: string, method: string, params: ApiParams = {}): Promise<void> {
+    return this.#take(token, method, params, false) ?? Promise.resolve();
+  }
+
+  /**
+   * For a call about to be carried out: when an active `after` hold matches it, the promise its
+   * answer must wait for; else undefined (answer at once).
+   */
+  answerHold(token: string, method: string, params: ApiParams): Promise<void> | undefined {
+    return this.#take(token, method, params, true);
+  }
+
+  #take(token: string, method: string, params: ApiParams, after: boolean): Promise<void> | undefined {
     const name = method.toLowerCase();
     const state = this.#holds.find(
       (h) =>
-        !h.released && h.remaining > 0 && h.method === name && (h.token === undefined || h.token === token),
+        !h.released &&
+        h.remaining > 0 &&
+        h.after === after &&
+        h.method === name &&
+        (h.token === undefined || h.token === token) &&
+        (h.when === undefined || h.when(params)),
     );
-    if (!state) return Promise.resolve();
+    if (!state) return undefined;
     state.remaining -= 1;
     state.held += 1;
     const held = new Promise<void>((resolve) => state.waiting.push(resolve));
