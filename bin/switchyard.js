@@ -6,7 +6,9 @@ import { fileURLToPath } from "node:url";
 import { buildIfStale } from "./build-if-stale.js";
 
 if (!buildIfStale()) process.exit(1);
-const entry = new URL("../dist/main.js", import.meta.url);
+// The bundle when there is one (see build-if-stale.js); the compiled modules otherwise.
+const bundled = new URL("../dist/bundle/main.js", import.meta.url);
+const entry = existsSync(fileURLToPath(bundled)) ? bundled : new URL("../dist/main.js", import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write("switchyard: dist/ is missing; run `npm run build` first.\n");
   process.exit(1);
