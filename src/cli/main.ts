@@ -75,8 +75,26 @@ export interface CliDeps {
   startGateway: GatewayStarter;
 }
 
+let stdoutWatched = false;
+
+/**
+ * A reader that went away (`switchyard logs | head`) ends a command quietly with exit 0, as
+ * Unix tools do, instead of an unhandled EPIPE and a stack trace.
+ */
+function endQuietlyWhenStdoutCloses(): void {
+  if (stdoutWatched) return;
+  stdoutWatched = true;
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    process.stderr.write(`switchyard: cannot write the output: ${err.message}\n`);
+    process.exit(1);
+  });
+}
+
 /** Runs one command; resolves with the process exit code. */
 export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
+  // The daemon's output is its log, never a pipe's reader: only the other commands end this way.
+  if (argv[0] !== "gateway") endQuietlyWhenStdoutCloses();
   // `cron` has options of its own (--name, --cron, --every, …): it parses its arguments itself.
   if (argv[0] === "cron")
     return reportErrors("cron", async () => (await import("./cron.js")).runCron(argv.slice(1)));

@@ -66,6 +66,32 @@ describe("switchyard logs", () => {
     expect(all.out).toContain("oldest");
   });
 
+  it("ends quietly with exit 0 when its reader goes away (logs | head)", async () => {
+    const home = tempDir();
+    writeFileSync(
+      join(logsDir(home), "switchyard.log"),
+      Array.from({ length: 20_000 }, (_, i) => line(`line ${i}`)).join(""),
+    );
+    const child = spawn(
+      process.execPath,
+      ["--import", TSX, join(ROOT, "test/helpers/cli-entry.ts"), "logs", "--last", "20000", "--home", home],
+      {
+        cwd: home,
+        env: { PATH: process.env.PATH, HOME: home },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    // The reader takes the first chunk and leaves, as `head` does.
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((done) => child.once("close", done));
+    expect(err).toBe("");
+    expect(code).toBe(0);
+  });
+
   it("-f follows new lines, a line written in two parts, and the file across a rotation until signalled", async () => {
     const home = tempDir();
     const dir = logsDir(home);
