@@ -31,4 +31,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "discord-footprint", load: async () => (await import("./discord-footprint.js")).discordFootprint },
   { id: "cron-idle", load: async () => (await import("./cron-idle.js")).cronIdle },
   { id: "npm-start", load: async () => (await import("./npm-start.js")).npmStart },
+  { id: "restart-answer", load: async () => (await import("./restart-answer.js")).restartAnswer },
 ];

@@ -68,15 +68,23 @@ export interface SpawnGatewayOptions {
   viaNpmStart?: boolean;
   /** Fills the fresh home before the spawn (e.g. a database with jobs). */
   prepareHome?(home: string): Promise<void>;
+  /** Use this home instead of a fresh one (a restart); it is left in place by `kill`. */
+  home?: string;
+  /**
+   * Start it under a parent that never reaps it (`sh` that becomes `sleep`), as a container init
+   * that does not reap: once SIGKILLed it stays a zombie. `pid` is the gateway's own. Default false.
+   */
+  unreaped?: boolean;
 }
 
 /** Spawns the built gateway on a free port with a fresh home; returns at once (not yet ready). */
 export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<GatewayChild> {
   assertBuilt();
   const port = await freePort();
-  const home = mkdtempSync(join(tmpdir(), "sy-bench-home-"));
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "sy-bench-home-"));
   const cwd = mkdtempSync(join(tmpdir(), "sy-bench-cwd-"));
-  tempDirs.add(home).add(cwd);
+  if (options.home === undefined) tempDirs.add(home);
+  tempDirs.add(cwd);
   await options.prepareHome?.(home);
   if (options.configYaml !== undefined) writeFileSync(join(cwd, "switchyard.yaml"), options.configYaml);
   const spawnedAtMs = performance.now();
@@ -91,8 +99,30 @@ export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<G
         stdio: ["ignore", "ignore", "pipe"],
         detached: true,
       })
-    : spawn(process.execPath, [BIN, "gateway", ...flags], { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
-  const group = options.viaNpmStart === true;
+    : options.unreaped
+      ? // Its own group too: the sleeping parent and the gateway (or its zombie) go together.
+        spawn(
+          "sh",
+          ["-c", '"$0" "$@" & echo "$!"; exec sleep 3600', process.execPath, BIN, "gateway", ...flags],
+          {
+            cwd,
+            env,
+            stdio: ["ignore", "pipe", "pipe"],
+            detached: true,
+          },
+        )
+      : spawn(process.execPath, [BIN, "gateway", ...flags], {
+          cwd,
+          env,
+          stdio: ["ignore", "ignore", "pipe"],
+        });
+  const group = options.viaNpmStart === true || options.unreaped === true;
+  const gatewayPid = options.unreaped
+    ? await new Promise<number>((resolvePid, reject) => {
+        child.stdout?.once("data", (d: Buffer) => resolvePid(Number(d.toString().trim())));
+        child.once("exit", () => reject(new Error("the gateway's parent exited before naming it")));
+      })
+    : (child.pid ?? -1);
   if (group) groups.add(child);
   live.add(child);
   let tail = "";
@@ -106,7 +136,7 @@ export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<G
   exited.then(() => live.delete(child));
   return {
     child,
-    pid: child.pid ?? -1,
+    pid: gatewayPid,
     url: `http://127.0.0.1:${port}`,
     home,
     spawnedAtMs,
@@ -117,7 +147,7 @@ export async function spawnGateway(options: SpawnGatewayOptions = {}): Promise<G
         else child.kill("SIGKILL");
       }
       await Promise.race([exited, sleep(5_000)]);
-      for (const dir of [home, cwd]) {
+      for (const dir of options.home === undefined ? [home, cwd] : [cwd]) {
         rmSync(dir, { recursive: true, force: true });
         tempDirs.delete(dir);
       }

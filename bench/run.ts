@@ -2,7 +2,7 @@
  * The benchmark program (`npm run bench`): runs every benchmark in bench/benchmarks.ts (or only
  * those whose ids are given as arguments), prints progress to stderr, then one markdown table
  * and one JSON line to stdout. A failing benchmark becomes a "FAILED" row and exit code 1. A
- * watchdog ends the whole run after 290 s; spawned gateways are always killed, also on exit,
+ * watchdog ends the whole run after 480 s; spawned gateways are always killed, also on exit,
  * SIGINT and SIGTERM.
  */
 import { cpus } from "node:os";
@@ -12,7 +12,7 @@ import { renderJson, renderTable } from "./report.js";
 import { fmt, progress } from "./stats.js";
 import type { BenchRow } from "./types.js";
 
-const WATCHDOG_MS = 290_000;
+const WATCHDOG_MS = 480_000;
 
 async function main(argv: string[]): Promise<number> {
   const known = new Set(benchmarks.map((b) => b.id));
