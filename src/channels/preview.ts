@@ -86,6 +86,11 @@ export interface StreamingPreviewsOptions {
   api: () => PreviewApi | undefined;
   /** Where previews are recorded; absent: in memory only (a crash leaves its preview). */
   ledger?: PreviewLedger;
+  /**
+   * False (`streaming: off`): no preview is shown; previews an earlier run recorded are still
+   * restored, taken by their replies and removed. Default true.
+   */
+  enabled?: boolean;
   /** Least time between two edits of one preview, in ms (default 1000). */
   editIntervalMs?: number;
   /** A preview never taken (its turn was interrupted) is forgotten after this long, in ms (default 1 h). */
@@ -146,6 +151,7 @@ export class StreamingPreviews {
       ttlMs: 3_600_000,
       maxChars: 4096,
       clock: systemClock,
+      enabled: true,
       ...options,
     };
   }
@@ -180,10 +186,17 @@ export class StreamingPreviews {
     }
   }
 
-  /** Deletes, one after another, the restored previews nothing will take (the API is up). Never throws. */
+  /** Deletes, one after another, the restored previews nothing will take (the API is up). Never rejects. */
   async removeOrphans(): Promise<void> {
     const orphans = this.#orphans.splice(0);
     for (const { target, messageId } of orphans) await this.#remove(target, messageId);
+  }
+
+  /** `removeOrphans` in the background (the channel has connected; nothing waits for it). */
+  removeOrphansLater(): void {
+    this.removeOrphans().catch((err: unknown) =>
+      this.#o.logger.warn({ err }, "could not remove orphaned previews"),
+    );
   }
 
   /**
@@ -191,6 +204,7 @@ export class StreamingPreviews {
    * the first delta — or adopting the one an earlier attempt of a redone turn left.
    */
   delta(target: PreviewTarget & { recovered?: boolean }, text: string): void {
+    if (!this.#o.enabled) return;
     const key = keyOf(target);
     const existing = this.#previews.get(key);
     if (existing) {
@@ -239,6 +253,7 @@ export class StreamingPreviews {
    * one closed for its final text: nothing to do.
    */
   reset(target: PreviewTarget, discardedChars: number): void {
+    if (!this.#o.enabled) return;
     const preview = this.#previews.get(keyOf(target));
     if (!preview || preview.closed || !(discardedChars > 0)) return;
     preview.text = preview.text.slice(0, Math.max(0, preview.text.length - discardedChars));
@@ -284,7 +299,7 @@ export class StreamingPreviews {
   /**
    * The turn ended with nothing to send to `target`: its preview — this process's, one an
    * earlier process recorded, or (for a redone turn) one the platform finds — is deleted from
-   * the chat and its record forgotten. Never throws.
+   * the chat and its record forgotten. Never rejects.
    */
   async discard(target: PreviewTarget & { recovered?: boolean }): Promise<void> {
     const key = keyOf(target);
@@ -300,7 +315,7 @@ export class StreamingPreviews {
       } else if (this.#recovered.has(key)) {
         id = this.#recovered.get(key);
         this.#recovered.delete(key);
-      } else if (target.recovered) {
+      } else if (target.recovered && this.#o.enabled) {
         id = await this.#o.api()?.find?.(target);
       }
     } catch (err) {

@@ -150,7 +150,7 @@ export class DiscordChannel implements Channel {
     this.#sink = sink;
     // Before the client exists, so no turn previews before earlier attempts' previews are known,
     // and no live message of a chat is taken before what that chat missed.
-    await this.#sender.restorePreviews();
+    await this.#sender.previews.restore();
     await this.#catchUp.prepare();
     this.#life = new AbortController();
     this.#health = { state: "connecting" };
@@ -226,7 +226,7 @@ export class DiscordChannel implements Channel {
     this.#botId = client.user?.id;
     this.#readyOnce = true;
     this.#catchUp.ready(client);
-    this.#sender.removeOrphanPreviews();
+    this.#sender.previews.removeOrphansLater();
     this.#health = { state: "connected" };
     o.logger.info({ bot: client.user?.tag, guilds: client.guilds.cache.size }, "discord gateway connected");
     await registerCommands(client, o.commands, o.slashCommands, o.logger);
@@ -338,16 +338,16 @@ export class DiscordChannel implements Channel {
   }
 
   streamDelta(target: Target, delta: string): void {
-    this.#sender.streamDelta(target, delta);
+    this.#sender.previews.delta(target, delta);
   }
 
   streamReset(target: Target, discardedChars: number): void {
-    this.#sender.streamReset(target, discardedChars);
+    this.#sender.previews.reset(target, discardedChars);
   }
 
   streamDiscard(target: Target): void {
-    this.#sender
-      .streamDiscard(target)
+    this.#sender.previews
+      .discard(target)
       .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
   }
 }

@@ -54,13 +54,15 @@ export interface DiscordSenderOptions {
 /** Sends, looks up, edits, typing and previews for one Discord bot (see the file header). */
 export class DiscordSender {
   readonly #o: DiscordSenderOptions;
-  readonly #previews: StreamingPreviews;
+  /** The streaming previews (`streaming: edit`) of this account; the channel drives them. */
+  readonly previews: StreamingPreviews;
 
   constructor(options: DiscordSenderOptions) {
     this.#o = options;
     const api = this.#previewApi();
-    this.#previews = new StreamingPreviews({
+    this.previews = new StreamingPreviews({
       api: () => (options.rest() ? api : undefined),
+      enabled: options.streaming === "edit",
       ...(options.previewLedger ? { ledger: options.previewLedger } : {}),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       maxChars: options.maxMessageChars,
@@ -75,7 +77,7 @@ export class DiscordSender {
 
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt> {
     const channel = where(message);
-    const preview = await this.#previews.take(message);
+    const preview = await this.previews.take(message);
     try {
       if (preview) {
         const replaced = await this.#rest()
@@ -190,33 +192,8 @@ export class DiscordSender {
       });
   }
 
-  streamDelta(target: Target, delta: string): void {
-    if (this.#o.streaming === "edit") this.#previews.delta(target, delta);
-  }
-
-  streamReset(target: Target, discardedChars: number): void {
-    if (this.#o.streaming === "edit") this.#previews.reset(target, discardedChars);
-  }
-
-  /** The turn ended with nothing to send: its preview (or an earlier attempt's) is deleted. */
-  streamDiscard(target: Target): Promise<void> {
-    return this.#o.streaming === "edit" ? this.#previews.discard(target) : Promise.resolve();
-  }
-
-  /** Before the client exists: previews recorded before a restart are taken up again. */
-  restorePreviews(): Promise<void> {
-    return this.#previews.restore();
-  }
-
-  /** The bot is ready: restored previews nothing will take are deleted, in the background. */
-  removeOrphanPreviews(): void {
-    this.#previews
-      .removeOrphans()
-      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not remove orphaned previews"));
-  }
-
   forgetPreviews(): void {
-    this.#previews.clear();
+    this.previews.clear();
   }
 
   /**

@@ -157,7 +157,7 @@ export class SlackChannel implements Channel {
     const o = this.#o;
     this.#sink = sink;
     // Before the client exists, so no turn previews before earlier attempts' previews are known.
-    await this.#sender.restorePreviews();
+    await this.#sender.previews.restore();
     const { App, webApi, verifySlackRequest } = await import("@slack/bolt");
     this.#bolt = { App, webApi, verifySlackRequest };
     this.#client = new webApi.WebClient(o.botToken, this.#clientOptions());
@@ -187,7 +187,7 @@ export class SlackChannel implements Channel {
     if (!auth.user_id || !auth.bot_id)
       throw new Error("auth.test did not name the bot (is botToken a bot token?)");
     this.#me = { userId: auth.user_id, botId: auth.bot_id };
-    this.#sender.removeOrphanPreviews();
+    this.#sender.previews.removeOrphansLater();
     const socket = this.#httpReceiver
       ? undefined
       : new DurableSocketReceiver({
@@ -326,16 +326,16 @@ export class SlackChannel implements Channel {
   }
 
   streamDelta(target: LiveTarget, delta: string): void {
-    this.#sender.streamDelta(target, delta);
+    this.#sender.previews.delta(target, delta);
   }
 
   streamReset(target: LiveTarget, discardedChars: number): void {
-    this.#sender.streamReset(target, discardedChars);
+    this.#sender.previews.reset(target, discardedChars);
   }
 
   streamDiscard(target: LiveTarget): void {
-    this.#sender
-      .streamDiscard(target)
+    this.#sender.previews
+      .discard(target)
       .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
   }
 }

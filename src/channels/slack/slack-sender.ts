@@ -19,9 +19,6 @@ import { markdownToMrkdwn, renderSlackChunks } from "./format.js";
 import type { SlackIdentity } from "./inbound.js";
 import type { BotThreads } from "./slack-intake.js";
 
-/** A running turn's live-text target, as the previews need it (the gateway passes a StreamTarget). */
-type LiveTarget = ChatTarget & { replyTo?: string; recovered?: boolean };
-
 /** The metadata event type every reply carries. */
 export const REPLY_EVENT_TYPE = "switchyard_reply";
 /** The metadata event type a streaming preview carries until a reply takes it over. */
@@ -55,7 +52,8 @@ type WorkingStatus = { kind: "assistant"; threadTs: string } | { kind: "reaction
 /** Sends, looks up, edits, statuses and previews for one Slack app (see the file header). */
 export class SlackSender {
   readonly #o: SlackSenderOptions;
-  readonly #previews: StreamingPreviews;
+  /** The streaming previews (`streaming: edit`) of this account; the channel drives them. */
+  readonly previews: StreamingPreviews;
   /** Until when each Web API method is rate limited (epoch ms). */
   readonly #blocked = new Map<string, number>();
   readonly #working = new Map<string, WorkingStatus>();
@@ -66,8 +64,9 @@ export class SlackSender {
   constructor(options: SlackSenderOptions) {
     this.#o = options;
     const previewApi = this.#previewApi();
-    this.#previews = new StreamingPreviews({
+    this.previews = new StreamingPreviews({
       api: () => (options.client() ? previewApi : undefined),
+      enabled: options.streaming === "edit",
       ...(options.previewLedger ? { ledger: options.previewLedger } : {}),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       maxChars: options.maxMessageChars,
@@ -84,7 +83,7 @@ export class SlackSender {
     const client = this.#client();
     const channel = message.chatId;
     const metadata = { event_type: REPLY_EVENT_TYPE, event_payload: { key: message.idempotencyKey } };
-    const preview = await this.#previews.take(message);
+    const preview = await this.previews.take(message);
     try {
       if (preview) {
         const updated = await this.#call("chat.update", () =>
@@ -262,33 +261,8 @@ export class SlackSender {
     }
   }
 
-  streamDelta(target: LiveTarget, delta: string): void {
-    if (this.#o.streaming === "edit") this.#previews.delta(target, delta);
-  }
-
-  streamReset(target: LiveTarget, discardedChars: number): void {
-    if (this.#o.streaming === "edit") this.#previews.reset(target, discardedChars);
-  }
-
-  /** The turn ended with nothing to send: its preview (or an earlier attempt's) is deleted. */
-  streamDiscard(target: LiveTarget): Promise<void> {
-    return this.#o.streaming === "edit" ? this.#previews.discard(target) : Promise.resolve();
-  }
-
-  /** Before the client exists: previews recorded before a restart are taken up again. */
-  restorePreviews(): Promise<void> {
-    return this.#previews.restore();
-  }
-
-  /** The app is connected: restored previews nothing will take are deleted, in the background. */
-  removeOrphanPreviews(): void {
-    this.#previews
-      .removeOrphans()
-      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not remove orphaned previews"));
-  }
-
   forgetPreviews(): void {
-    this.#previews.clear();
+    this.previews.clear();
     this.#working.clear();
   }
 

@@ -147,7 +147,7 @@ export class TelegramChannel implements Channel {
     const o = this.#o;
     this.#sink = sink;
     // Before the bot exists, so no turn previews before earlier attempts' previews are known.
-    await this.#sender.restorePreviews();
+    await this.#sender.previews.restore();
     this.#grammy = await import("grammy");
     this.#bot = new this.#grammy.Bot(o.token, {
       client: { apiRoot: o.apiRoot, timeoutSeconds: (o.pollTimeoutSeconds ?? 30) + 15 },
@@ -182,7 +182,7 @@ export class TelegramChannel implements Channel {
     const me = await bot.api.getMe();
     this.#me = me;
     bot.botInfo = me;
-    this.#sender.removeOrphanPreviews();
+    this.#sender.previews.removeOrphansLater();
     await bot.api
       .setMyCommands(o.commands)
       .catch((err: unknown) =>
@@ -292,18 +292,18 @@ export class TelegramChannel implements Channel {
    * more than once a second, replying to the message the turn answers (`target.replyTo`).
    */
   streamDelta(target: LiveTarget, delta: string): void {
-    this.#sender.streamDelta(target, delta);
+    this.#sender.previews.delta(target, delta);
   }
 
   /** Drops the discarded tail of the turn's preview; its next edit shows the replacement. */
   streamReset(target: LiveTarget, discardedChars: number): void {
-    this.#sender.streamReset(target, discardedChars);
+    this.#sender.previews.reset(target, discardedChars);
   }
 
   /** The turn ended with nothing to send here: its preview is deleted. */
   streamDiscard(target: LiveTarget): void {
-    this.#sender
-      .streamDiscard(target)
+    this.#sender.previews
+      .discard(target)
       .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
   }
 

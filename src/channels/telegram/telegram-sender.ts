@@ -13,9 +13,6 @@ import { htmlToText, renderTelegramChunks } from "./format.js";
 import { type PreviewApi, type PreviewLedger, type PreviewTarget, StreamingPreviews } from "../preview.js";
 import type { TelegramChannelOptions } from "./telegram-channel.js";
 
-/** A running turn's live-text target, as the previews need it (the gateway passes a StreamTarget). */
-type LiveTarget = ChatTarget & { replyTo?: string; recovered?: boolean };
-
 /** grammY types its AbortSignal from the abort-controller shim; Node's own is what it gets at run time. */
 type GrammySignal = Parameters<Bot["api"]["getUpdates"]>[1];
 
@@ -39,13 +36,15 @@ export interface TelegramSenderOptions
 /** Sends, edits and previews for one Telegram account (see the file header). */
 export class TelegramSender {
   readonly #o: TelegramSenderOptions;
-  readonly #previews: StreamingPreviews;
+  /** The streaming previews (`streaming: edit`) of this account; the channel drives them. */
+  readonly previews: StreamingPreviews;
 
   constructor(options: TelegramSenderOptions) {
     this.#o = options;
     const api = previewApi(() => this.#requireBot());
-    this.#previews = new StreamingPreviews({
+    this.previews = new StreamingPreviews({
       api: () => (options.bot() ? api : undefined),
+      enabled: options.streaming === "edit",
       ...(options.previewLedger ? { ledger: options.previewLedger } : {}),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,
       clock: options.clock,
@@ -68,7 +67,7 @@ export class TelegramSender {
     const chatId = message.chatId;
     const threadId = message.threadId ? Number(message.threadId) : undefined;
     const replyToId = messageIdOf(message.replyTo);
-    const preview = await this.#previews.take(message);
+    const preview = await this.previews.take(message);
     try {
       if (preview) {
         const finished = await this.#finishPreview(
@@ -131,44 +130,9 @@ export class TelegramSender {
     });
   }
 
-  /**
-   * Streaming preview (`streaming: edit`): one message per turn, edited as text arrives, no
-   * more than once a second, replying to the message the turn answers (`target.replyTo`).
-   */
-  streamDelta(target: LiveTarget, delta: string): void {
-    if (this.#o.streaming !== "edit") return;
-    this.#previews.delta(target, delta);
-  }
-
-  /**
-   * The turn's last `discardedChars` streamed characters were discarded (a failed model call):
-   * its preview drops them, and its next edit shows the text that replaces them.
-   */
-  streamReset(target: LiveTarget, discardedChars: number): void {
-    if (this.#o.streaming !== "edit") return;
-    this.#previews.reset(target, discardedChars);
-  }
-
-  /** The turn ended with nothing to send: its preview (or an earlier attempt's) is deleted. */
-  streamDiscard(target: LiveTarget): Promise<void> {
-    return this.#o.streaming === "edit" ? this.#previews.discard(target) : Promise.resolve();
-  }
-
-  /** Before the bot runs: previews recorded before a restart are taken up again (StreamingPreviews.restore). */
-  restorePreviews(): Promise<void> {
-    return this.#previews.restore();
-  }
-
-  /** The bot runs: restored previews nothing will take are deleted, in the background. */
-  removeOrphanPreviews(): void {
-    this.#previews
-      .removeOrphans()
-      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not remove orphaned previews"));
-  }
-
   /** Forgets every streaming preview and stops their timers (the channel stops). */
   forgetPreviews(): void {
-    this.#previews.clear();
+    this.previews.clear();
   }
 
   /**
