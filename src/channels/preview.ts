@@ -277,8 +277,8 @@ export class StreamingPreviews {
       const recorded = this.#recovered.get(key);
       if (recorded !== undefined) return { messageId: recorded, done: () => this.#recovered.delete(key) };
       const api = this.#o.api();
-      if (!api?.find || target.createdAt === undefined || target.createdAt >= this.#restoredAt)
-        return undefined;
+      const before = target.createdAt !== undefined && target.createdAt < this.#restoredAt;
+      if (!this.#o.enabled || !api?.find || !before) return undefined;
       const found = await api.find(target);
       return found === undefined ? undefined : { messageId: found, done: () => {} };
     }

@@ -271,6 +271,27 @@ describe("StreamingPreviews across a restart", () => {
     expect(api.sent).toEqual(["fresh"]);
   });
 
+  it("with streaming off, shows nothing and looks nothing up, yet a recorded preview is still taken", async () => {
+    const api = new RecordingApi().withFind("9");
+    const ledger = new MapLedger();
+    await ledger.record(TURN, "7");
+    const clock = new ManualClock(1_000);
+    const previews = new StreamingPreviews({
+      api: () => api,
+      ledger,
+      enabled: false,
+      clock,
+      logger: silentLogger(),
+    });
+    await previews.restore();
+    previews.delta({ ...TURN, replyTo: "42:9", recovered: true }, "hidden");
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(await previews.take({ ...TURN, replyTo: "42:9", createdAt: 0 })).toBeUndefined();
+    expect(api.sent).toEqual([]);
+    expect(api.finds).toBe(0);
+    expect(await previews.take({ ...TURN, createdAt: 0 })).toMatchObject({ messageId: "7" });
+  });
+
   it("deletes a restored preview nothing will take, and one whose turn ended without a reply", async () => {
     const { clock, api, ledger, make } = durable();
     await ledger.record({ chatId: "1", replyTo: "1:1" }, "11");
