@@ -14,10 +14,9 @@
  * `PreviewApi.find`) also finds a preview posted in the instant before a crash, before it was
  * recorded; on one that cannot (Telegram) such a preview stays.
  */
-import type { PreviewRepo } from "../store/repos/preview-repo.js";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
-import type { ChannelName } from "./types.js";
+import type { PreviewLedger } from "./preview-ledger.js";
 
 /** Which turn a preview belongs to. */
 export interface PreviewTarget {
@@ -41,44 +40,6 @@ export interface PreviewApi {
    * tell. Absent: the platform offers no way to look (Telegram).
    */
   find?(target: PreviewTarget): Promise<string | undefined>;
-}
-
-/** Where previews are recorded across restarts (one write per preview). */
-export interface PreviewLedger {
-  record(target: PreviewTarget, messageId: string): Promise<void>;
-  forget(target: PreviewTarget): Promise<void>;
-  /** The records of this channel account; `settled`: nothing will take it any more. */
-  list(): Promise<Array<{ target: PreviewTarget; messageId: string; settled: boolean }>>;
-}
-
-/** The ledger of one channel account over the store's PreviewRepo. */
-export function previewLedger(
-  repo: PreviewRepo,
-  channel: ChannelName,
-  accountId: string,
-  clock: Clock,
-): PreviewLedger {
-  const key = (t: PreviewTarget) => ({
-    channel,
-    accountId,
-    chatId: t.chatId,
-    threadId: t.threadId ?? "",
-    replyTo: t.replyTo ?? "",
-  });
-  return {
-    record: (target, messageId) => repo.record({ ...key(target), messageId, createdAt: clock.now() }),
-    forget: (target) => repo.forget(key(target)),
-    list: async () =>
-      (await repo.list(channel, accountId)).map((r) => ({
-        target: {
-          chatId: r.chatId,
-          ...(r.threadId ? { threadId: r.threadId } : {}),
-          ...(r.replyTo ? { replyTo: r.replyTo } : {}),
-        },
-        messageId: r.messageId,
-        settled: r.settled,
-      })),
-  };
 }
 
 export interface StreamingPreviewsOptions {

@@ -7,12 +7,8 @@
  * never recorded, deleted when nothing will take it.
  */
 import { describe, expect, it } from "vitest";
-import {
-  type PreviewApi,
-  type PreviewLedger,
-  type PreviewTarget,
-  StreamingPreviews,
-} from "../../src/channels/preview.js";
+import { type PreviewApi, type PreviewTarget, StreamingPreviews } from "../../src/channels/preview.js";
+import type { PreviewLedger } from "../../src/channels/preview-ledger.js";
 import { ManualClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 

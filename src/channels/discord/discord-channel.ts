@@ -25,7 +25,7 @@ import { discordClientOptions, registerCommands, type SlashCommandScope } from "
 import { type ChatMarker, DiscordCatchUp } from "./catch-up.js";
 import { DiscordIntake } from "./discord-intake.js";
 import { DiscordSender } from "./discord-sender.js";
-import type { PreviewLedger } from "../preview.js";
+import type { PreviewLedger } from "../preview-ledger.js";
 import { toDiscordFailure } from "./errors.js";
 import type { DiscordAccountPlan } from "./settings.js";
 

@@ -14,7 +14,8 @@ import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import { chunkText } from "../chunking.js";
 import { ChannelSendError } from "../errors.js";
-import { type PreviewApi, type PreviewLedger, type PreviewTarget, StreamingPreviews } from "../preview.js";
+import type { PreviewLedger } from "../preview-ledger.js";
+import { type PreviewApi, type PreviewTarget, StreamingPreviews } from "../preview.js";
 import type { ChatTarget, OutboundMessage, SendReceipt } from "../types.js";
 import { toDiscordFailure, toSendError } from "./errors.js";
 

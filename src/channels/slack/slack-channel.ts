@@ -21,7 +21,7 @@ import type {
   RouteRegistrar,
   SendReceipt,
 } from "../types.js";
-import type { PreviewLedger } from "../preview.js";
+import type { PreviewLedger } from "../preview-ledger.js";
 import { SlackDirectory } from "./directory.js";
 import { toSlackFailure } from "./errors.js";
 import type { SlackIdentity, SlackMessageEvent } from "./inbound.js";

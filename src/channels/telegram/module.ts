@@ -5,7 +5,7 @@
  */
 import { networkReason } from "../../util/network-reason.js";
 import { ChannelAccessPolicy } from "../access-policy.js";
-import { previewLedger } from "../preview.js";
+import { previewLedger } from "../preview-ledger.js";
 import type { ChannelCheck, ChannelModule } from "../types.js";
 import {
   type TelegramAccountPlan,

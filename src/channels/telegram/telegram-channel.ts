@@ -20,7 +20,7 @@ import type {
   OutboundMessage,
   SendReceipt,
 } from "../types.js";
-import type { PreviewLedger } from "../preview.js";
+import type { PreviewLedger } from "../preview-ledger.js";
 import { type TelegramFailure, configProblem, toTelegramFailure } from "./errors.js";
 import { TelegramPoller } from "./polling.js";
 import { TelegramIntake } from "./telegram-intake.js";

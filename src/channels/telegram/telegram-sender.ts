@@ -10,7 +10,8 @@ import { ChannelSendError } from "../errors.js";
 import type { ChatTarget, OutboundMessage, SendReceipt } from "../types.js";
 import { type TelegramFailure, toSendError } from "./errors.js";
 import { htmlToText, renderTelegramChunks } from "./format.js";
-import { type PreviewApi, type PreviewLedger, type PreviewTarget, StreamingPreviews } from "../preview.js";
+import type { PreviewLedger } from "../preview-ledger.js";
+import { type PreviewApi, type PreviewTarget, StreamingPreviews } from "../preview.js";
 import type { TelegramChannelOptions } from "./telegram-channel.js";
 
 /** grammY types its AbortSignal from the abort-controller shim; Node's own is what it gets at run time. */
