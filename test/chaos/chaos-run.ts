@@ -62,7 +62,7 @@ function configYaml(platform: ChatPlatform, modelUrl: string, chats: number): st
     "channels:",
     ...platform.configLines(),
     "logging:",
-    "  level: warn",
+    `  level: ${process.env.CHAOS_LOG_LEVEL ?? "warn"}`,
     "",
   ].join("\n");
 }
@@ -175,6 +175,7 @@ export async function runChaos(
       if (k.missed) notes.push(`${k.missed} did not happen within the limit: killed then`);
     const figures = restartFigures({
       kills,
+      restartSpawnedAtMs: afterKill.map((l) => l.spawnedAtMs),
       restartListeningAtMs: afterKill.map((l) => l.listeningAtMs),
       completions: timeline.completions,
       streams: tap.streams,

@@ -21,7 +21,7 @@ export function humanReport(result: ChaosRunResult): string {
     `chaos ${s.channel}: ${ok ? "PASS" : "FAIL"} in ${s.durationS} s (seed ${s.seed})`,
     `  ${s.messages} messages over ${s.chats} chats, ${s.kills} kills (${moments || "none"})`,
     `  answered ${s.answered}/${s.messages}; lost ${s.lost}, duplicated ${s.duplicated} (leftover previews ${s.leftoverPreviews}), telegram window ${s.telegramWindow}, out of order ${s.outOfOrder}, wrong chat ${s.wrongChat}, unrecognized ${s.unrecognized}`,
-    `  restart → inherited conversation's answer: p50 ${fmt(stall.p50)}, max ${fmt(stall.max)}; stalls (> 2 s) ${s.stalls}`,
+    `  restart → inherited conversation's answer beyond the model (start-up included): p50 ${fmt(stall.p50)}, max ${fmt(stall.max)}; stalls (> 2 s waiting after "listening on") ${s.stalls}`,
   ];
   if (s.details.length > 0) {
     lines.push("  problems:");

@@ -86,13 +86,15 @@ export interface ModelStream {
   endMs?: number;
 }
 
-/** A restart's figure: "listening on" to the first answer completing in a chat it had mid-turn. */
+/** A restart's figure: its spawn (and its "listening on") to the first answer completing in a chat it had mid-turn. */
 export interface RestartFigure {
   /** Index of the kill this restart followed (0-based). */
   kill: number;
   chat: number;
-  /** That time minus the model's own streaming time for that answer, in ms. */
+  /** From the restart's spawn to the chat's next answer, minus the model's own streaming time for that answer, in ms. */
   ms: number;
+  /** The same from its "listening on" (start-up left out): a lease wait shows here. */
+  afterListeningMs: number;
   /** True when no answer completed before the next kill or the end: `ms` is a lower bound. */
   censored: boolean;
 }

@@ -161,15 +161,17 @@ describe("chaos verdict", () => {
     });
   });
 
-  it("counts a restart over 2 s to an inherited conversation's answer as a stall; a short censored one tells nothing", () => {
+  it("counts a restart that waited over 2 s after listening as a stall; a short censored one tells nothing", () => {
     const figures: RestartFigure[] = [
-      { kill: 0, chat: 1, ms: 400, censored: false },
-      { kill: 0, chat: 2, ms: 28_500, censored: false },
-      { kill: 1, chat: 1, ms: 150, censored: true },
-      { kill: 2, chat: 2, ms: 600, censored: false },
+      { kill: 0, chat: 1, ms: 900, afterListeningMs: 400, censored: false },
+      { kill: 0, chat: 2, ms: 29_000, afterListeningMs: 28_500, censored: false },
+      { kill: 1, chat: 1, ms: 650, afterListeningMs: 150, censored: true },
+      // Start-up is in the figure, not in the stall: 2.4 s to the answer, 0.1 s of it after listening.
+      { kill: 2, chat: 2, ms: 2_400, afterListeningMs: 100, censored: false },
+      { kill: 3, chat: 1, ms: 1_100, afterListeningMs: 600, censored: false },
     ];
     const verdict = verdictOf(clean(), { figures });
-    expect(verdict).toMatchObject({ stalls: 1, restartToAnswerMs: { p50: 600, max: 28_500 } });
+    expect(verdict).toMatchObject({ stalls: 1, restartToAnswerMs: { p50: 2_400, max: 29_000 } });
     expect(verdict.problems).toEqual([
       expect.objectContaining({
         kind: "stall",

@@ -170,27 +170,35 @@ export function judge(input: VerdictInput): Verdict {
   };
 }
 
-/** Per restart the worst figure; a stall when it is over STALL_MS. Censored figures count only above it. */
+/**
+ * Per restart the worst figure: restart → answer beyond the model, start-up included. A stall is a
+ * wait over STALL_MS after "listening on" (model time excluded). Censored figures count only above it.
+ */
 function stallsOf(
   figures: readonly RestartFigure[],
   problems: Problem[],
 ): Pick<Verdict, "stalls" | "restartToAnswerMs"> {
   const worst = new Map<number, RestartFigure>();
   for (const f of figures) {
-    if (f.censored && f.ms <= STALL_MS) continue; // cut short by the next kill: tells nothing
+    if (f.censored && f.afterListeningMs <= STALL_MS) continue; // cut short by the next kill: tells nothing
     const seen = worst.get(f.kill);
     if (!seen || f.ms > seen.ms) worst.set(f.kill, f);
   }
   const values = [...worst.values()].map((f) => f.ms).sort((a, b) => a - b);
+  const waited = new Map<number, RestartFigure>();
+  for (const f of figures) {
+    const seen = waited.get(f.kill);
+    if (f.afterListeningMs > STALL_MS && (!seen || f.afterListeningMs > seen.afterListeningMs))
+      waited.set(f.kill, f);
+  }
   let stalls = 0;
-  for (const f of worst.values()) {
-    if (f.ms <= STALL_MS) continue;
+  for (const f of waited.values()) {
     stalls++;
     const bound = f.censored ? "at least " : "";
     problems.push({
       kind: "stall",
       chat: f.chat,
-      shows: `restart after kill ${f.kill + 1}: ${bound}${Math.round(f.ms)} ms from "listening on" to this chat's next answer (model time excluded)`,
+      shows: `restart after kill ${f.kill + 1}: ${bound}${Math.round(f.afterListeningMs)} ms from "listening on" to this chat's next answer (model time excluded)`,
     });
   }
   const p50 = values.length > 0 ? (values[Math.floor((values.length - 1) / 2)] as number) : null;
