@@ -248,6 +248,9 @@ async function assemble(
   });
   onOpened("owner record", () => store.leases.retireOwner(owner, clock.now()));
   const recovered = await gateway.recover();
+  // The turns recovery scheduled call the model at once: its SDK loads now, so their calls go out
+  // while the channels start rather than after a platform SDK's synchronous load.
+  if (recovered.sessions > 0) await models.prepare();
   await server.listen();
   onOpened("http server", () => server.close());
   for (const channel of channels.list()) {

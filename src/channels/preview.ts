@@ -12,7 +12,8 @@
  * second one, and the reply's first chunk takes it; a recorded preview that nothing will take
  * any more (its turn finished) is deleted. A platform that can look messages up (Slack, Discord:
  * `PreviewApi.find`) also finds a preview posted in the instant before a crash, before it was
- * recorded; on one that cannot (Telegram) such a preview stays.
+ * recorded — when the redone turn's first delta comes, or, if its text all streamed before the
+ * channel was up, when its reply is sent; on one that cannot (Telegram) such a preview stays.
  */
 import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -105,6 +106,12 @@ export class StreamingPreviews {
   readonly #orphans: Array<{ target: PreviewTarget; messageId: string }> = [];
   /** When `restore` ran: a reply committed before it may have an unrecorded preview. */
   #restoredAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Redone turns whose text streamed while the API was not up yet (a restart calls the model
+   * while its channels start), by key, with when: none of their deltas could look for the
+   * earlier attempt's preview, so their reply's first chunk does.
+   */
+  readonly #unlooked = new Map<string, number>();
 
   constructor(options: StreamingPreviewsOptions) {
     this.#o = {
@@ -175,8 +182,12 @@ export class StreamingPreviews {
       return;
     }
     const api = this.#o.api();
-    if (!api) return;
+    if (!api) {
+      if (target.recovered && !this.#unlooked.has(key)) this.#unlooked.set(key, this.#o.clock.now());
+      return;
+    }
     this.#prune(); // once per new preview, not per streamed token
+    this.#unlooked.delete(key); // this delta looks
     const now = this.#o.clock.now();
     const preview: Preview = {
       id: undefined,
@@ -239,9 +250,15 @@ export class StreamingPreviews {
       if (recorded !== undefined) return { messageId: recorded, done: () => this.#recovered.delete(key) };
       const api = this.#o.api();
       const before = target.createdAt !== undefined && target.createdAt < this.#restoredAt;
-      if (!this.#o.enabled || !api?.find || !before) return undefined;
+      const unlooked = this.#unlooked.has(key);
+      if (!this.#o.enabled || !api?.find || !(before || unlooked)) return undefined;
       const found = await api.find(target);
-      return found === undefined ? undefined : { messageId: found, done: () => {} };
+      const done = () => this.#unlooked.delete(key);
+      if (found === undefined) {
+        done();
+        return undefined;
+      }
+      return { messageId: found, done };
     }
     preview.closed = true;
     this.#o.clock.clearTimeout(preview.timer);
@@ -264,6 +281,7 @@ export class StreamingPreviews {
    */
   async discard(target: PreviewTarget & { recovered?: boolean }): Promise<void> {
     const key = keyOf(target);
+    this.#unlooked.delete(key);
     const preview = this.#previews.get(key);
     let id: string | undefined;
     try {
@@ -290,6 +308,7 @@ export class StreamingPreviews {
     for (const p of this.#previews.values()) this.#o.clock.clearTimeout(p.timer);
     this.#previews.clear();
     this.#recovered.clear();
+    this.#unlooked.clear();
     this.#orphans.length = 0;
   }
 
@@ -353,6 +372,7 @@ export class StreamingPreviews {
 
   #prune(): void {
     const cutoff = this.#o.clock.now() - this.#o.ttlMs;
+    for (const [key, at] of this.#unlooked) if (at < cutoff) this.#unlooked.delete(key);
     for (const [key, p] of this.#previews) {
       if (p.createdAt >= cutoff) continue;
       this.#o.clock.clearTimeout(p.timer);

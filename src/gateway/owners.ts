@@ -52,7 +52,12 @@ export async function claimOwnership(options: OwnerRegistryOptions): Promise<Own
     claim.retired.push(other.owner);
     claim.sessions += sessions;
     logger.info(
-      { owner: other.owner, deadPid: other.pid, sessions, startedAt: new Date(other.startedAt).toISOString() },
+      {
+        owner: other.owner,
+        deadPid: other.pid,
+        sessions,
+        startedAt: new Date(other.startedAt).toISOString(),
+      },
       sessions > 0
         ? "a gateway that held sessions here has died; its work is taken over now"
         : "forgot a gateway that died",

@@ -28,6 +28,8 @@ export interface RecoveryDeps {
 export interface Recovered {
   requeued: number;
   rerouted: number;
+  /** Sessions with queued messages, each scheduled: their turns start at once. */
+  sessions: number;
   expired: number;
   resent: number;
 }
@@ -52,7 +54,7 @@ export async function recover(deps: RecoveryDeps): Promise<Recovered> {
   if (requeued > 0 || perSession.size > 0) {
     logger.info({ requeued, rerouted, sessions: perSession.size }, "recovered unfinished messages");
   }
-  return { requeued, rerouted, expired, resent };
+  return { requeued, rerouted, sessions: perSession.size, expired, resent };
 }
 
 /**

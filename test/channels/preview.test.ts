@@ -267,6 +267,37 @@ describe("StreamingPreviews across a restart", () => {
     expect(api.sent).toEqual(["fresh"]);
   });
 
+  it("a redone turn whose text all streamed before the channel was up has its reply look for the earlier preview", async () => {
+    // A restart calls the model while its channels start: the deltas come before the API is up.
+    const api = new RecordingApi().withFind("9");
+    let up = false;
+    const clock = new ManualClock(1_000);
+    const previews = new StreamingPreviews({
+      api: () => (up ? api : undefined),
+      ledger: new MapLedger(),
+      editIntervalMs: INTERVAL_MS,
+      clock,
+      logger: silentLogger(),
+    });
+    await previews.restore();
+    clock.advance(100);
+    previews.delta({ ...TURN, recovered: true }, "redone before the channel was up");
+    previews.delta({ ...TURN, replyTo: "42:6" }, "a new turn's text, also early"); // not redone
+    up = true;
+    // Both replies committed after the restore: the redone turn's looks, the other does not.
+    expect(await previews.take({ ...TURN, replyTo: "42:6", createdAt: clock.now() })).toBeUndefined();
+    expect(api.finds).toBe(0);
+    const taken = await previews.take({ ...TURN, createdAt: clock.now() });
+    expect(taken).toMatchObject({ messageId: "9" });
+    taken?.done();
+    expect(api.finds).toBe(1);
+    expect(api.sent).toEqual([]);
+    // Taken once: a later chunk 0 of the same key (a retried send) does not look again.
+    api.found = undefined;
+    expect(await previews.take({ ...TURN, createdAt: clock.now() })).toBeUndefined();
+    expect(api.finds).toBe(1);
+  });
+
   it("with streaming off, shows nothing and looks nothing up, yet a recorded preview is still taken", async () => {
     const api = new RecordingApi().withFind("9");
     const ledger = new MapLedger();

@@ -3,10 +3,13 @@
  * half an answer, restarted, and the chat ends with exactly one bot message — the preview,
  * edited into the redone turn's whole answer — on Telegram, Slack and Discord. On Slack and
  * Discord also when the kill lands after the platform stored the preview but before the gateway
- * learned its id (nothing recorded): the redone turn finds it in the chat. Real grammY, Bolt and
- * discord.js against the fakes; the gateway is a child process on a fresh home per case.
+ * learned its id (nothing recorded): the redone turn finds it in the chat — on Discord also when
+ * the redone turn's whole answer streamed while the restarted bot was not logged in yet (its reply
+ * looks when it is sent). Real grammY, Bolt and discord.js against the fakes; the gateway is a
+ * child process on a fresh home per case.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import BetterSqlite3 from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,6 +63,16 @@ function newHome(channel: string[]): string[] {
     ].join("\n"),
   );
   return ["--home", home, "--config", config, "--port", "0"];
+}
+
+/** Reply chunks the gateway of `args` (a `newHome`) has committed, read from its store. */
+function committedReplies(args: string[]): number {
+  const db = new BetterSqlite3(join(args[1] as string, "switchyard.db"), { readonly: true, timeout: 5_000 });
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM outbox").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
 }
 
 async function start(args: string[]): Promise<GatewayProcess> {
@@ -189,6 +202,7 @@ describe("Discord: a preview left by a SIGKILL", () => {
   const TOKEN = "fake-discord-preview-crash-token-0123";
   const ANN = { id: "400000000000000011", username: "ann" };
   const BOB = { id: "400000000000000012", username: "bob" };
+  const CAY = { id: "400000000000000013", username: "cay" };
   let fake: FakeDiscord;
   beforeAll(async () => {
     fake = new FakeDiscord({ token: TOKEN });
@@ -240,5 +254,31 @@ describe("Discord: a preview left by a SIGKILL", () => {
     await stop(gw, "SIGTERM");
     expect(botTexts(dm)).toEqual([WHOLE]);
     expect(fake.sent.filter((s) => s.channelId === dm)).toHaveLength(1);
+  }, 60_000);
+
+  it("stored but never recorded, and the redone turn answered before the bot logged in again: its reply takes it", async () => {
+    const args = discordArgs();
+    let gw = await start(args);
+    const dm = fake.dmChannelOf(CAY.id);
+    sim.script(CUT);
+    fake.failNext({ method: "POST", route: "/channels/:channel/messages" }, { hangAfter: true });
+    fake.dm({ author: CAY, content: "tell me" });
+    await until(() => botTexts(dm).length === 1, "the stored preview", 15_000);
+    await stop(gw, "SIGKILL");
+
+    // The restart's login waits until the redone turn's whole answer streamed and was committed.
+    sim.script({ text: WHOLE });
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    fake.failNext({ method: "GET", route: "/gateway/bot" }, { until: held });
+    const starting = start(args);
+    await until(() => committedReplies(args) > 0, "the reply committed before login", 15_000);
+    release();
+    gw = await starting;
+    await until(() => botTexts(dm).includes(WHOLE), "the answer after restart", 15_000);
+    await stop(gw, "SIGTERM");
+    expect(botTexts(dm)).toEqual([WHOLE]);
   }, 60_000);
 });

@@ -147,7 +147,7 @@ const DEFAULT_FAULT_ERRORS: Record<number, [number, string]> = {
 /** Answers a 429 or error-status fault (not the hang kinds) as Discord would. */
 export function answerFault(
   res: ServerResponse,
-  fault: Exclude<RestFault, { hang: true } | { hangAfter: true }>,
+  fault: Exclude<RestFault, { hang: true } | { hangAfter: true } | { until: Promise<unknown> }>,
   bucket: string,
   nowMs: number,
 ): number {

@@ -155,7 +155,14 @@ export class RestApi {
       );
     }
     const bucket = createHash("sha1").update(`${method} ${route.def.template}`).digest("hex").slice(0, 32);
-    const fault = this.#takeFault(method, path, body.value);
+    let fault = this.#takeFault(method, path, body.value);
+    if (fault && "until" in fault) {
+      await fault.until.then(
+        () => undefined,
+        () => undefined,
+      );
+      fault = undefined;
+    }
     if (fault && "hang" in fault) return this.#hold(res);
     if (fault && !("hangAfter" in fault)) {
       call.status = answerFault(res, fault, bucket, this.#now());

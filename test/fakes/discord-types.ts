@@ -231,7 +231,9 @@ export type RestFault =
   /** Never answered (and not carried out) until the client gives up or the fake closes. */
   | { hang: true }
   /** Carried out (a message is stored and echoed), then never answered. */
-  | { hangAfter: true };
+  | { hangAfter: true }
+  /** Carried out and answered as usual once `until` settles (e.g. a login held before READY). */
+  | { until: Promise<unknown> };
 
 /** What `userMessage` / `dm` take. */
 export interface UserMessageInput {

@@ -62,7 +62,9 @@ export class DiscordSender {
     this.#o = options;
     const api = this.#previewApi();
     this.previews = new StreamingPreviews({
-      api: () => (options.rest() ? api : undefined),
+      // Up once the bot is logged in: before READY the client has no token and the bot no id, so
+      // a redone turn's preview could neither be posted nor found (its deltas wait, see preview.ts).
+      api: () => (options.rest() && options.botId() ? api : undefined),
       enabled: options.streaming === "edit",
       ...(options.previewLedger ? { ledger: options.previewLedger } : {}),
       editIntervalMs: options.previewEditIntervalMs ?? 1_000,

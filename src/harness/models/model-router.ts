@@ -334,6 +334,22 @@ export class ModelRouter implements ModelAccess {
     return undefined;
   }
 
+  /**
+   * Loads the primary model's SDK ahead of its first call. A restart that redoes turns calls the
+   * model at once; loaded here, before a platform SDK's long synchronous load holds the event loop,
+   * the call goes out while the channels start instead of after.
+   */
+  async prepare(): Promise<void> {
+    const entry = this.#o.chain[0];
+    const profileId = entry ? this.#o.profiles[entry.provider]?.[0] : undefined;
+    if (!entry || !profileId) return;
+    try {
+      await this.#adapter(entry.provider, profileId).prepare?.();
+    } catch {
+      // connect failed: the call itself reports it
+    }
+  }
+
   /** When the first profile of any of `entries` frees. */
   #soonest(entries: RouteEntry[]): number {
     let soonest = Number.POSITIVE_INFINITY;

@@ -114,6 +114,13 @@ export class AnthropicProvider implements ModelProvider {
     yield { type: "stop", reason: (stopReason && STOP_REASONS[stopReason]) || "other" };
   }
 
+  prepare(): Promise<void> {
+    return this.#loadClient().then(
+      () => undefined,
+      () => undefined, // the call itself reports it
+    );
+  }
+
   #loadClient(): Promise<Anthropic> {
     this.#client ??= import("@anthropic-ai/sdk").then(
       ({ Anthropic: Client }) =>

@@ -129,6 +129,13 @@ export class OpenAIProvider implements ModelProvider {
     yield { type: "stop", reason: FINISH_REASONS[finish] ?? "other" };
   }
 
+  prepare(): Promise<void> {
+    return this.#loadClient().then(
+      () => undefined,
+      () => undefined, // the call itself reports it
+    );
+  }
+
   #loadClient(): Promise<OpenAI> {
     this.#client ??= import("openai").then(
       ({ OpenAI: Client }) =>

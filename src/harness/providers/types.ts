@@ -106,4 +106,6 @@ export interface ModelProvider {
   /** True when replies come from the built-in simulator, not a real model. */
   readonly simulated: boolean;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /** Loads what the first call needs (the vendor SDK) ahead of it; never rejects. */
+  prepare?(): Promise<void>;
 }

@@ -13,7 +13,7 @@ import { PriceTable } from "../../../src/harness/models/prices.js";
 import { UsageMeter } from "../../../src/harness/models/usage-meter.js";
 import { AnthropicProvider } from "../../../src/harness/providers/anthropic.js";
 import { OpenAIProvider } from "../../../src/harness/providers/openai.js";
-import type { ProviderEvent } from "../../../src/harness/providers/types.js";
+import type { ModelProvider, ProviderEvent } from "../../../src/harness/providers/types.js";
 import { openSqliteStore } from "../../../src/store/sqlite/open-sqlite-store.js";
 import { ManualClock } from "../../../src/util/clock.js";
 import { ModelSimulator } from "../../fakes/model-simulator.js";
@@ -292,6 +292,59 @@ describe("ModelRouter", () => {
     expect(text(await collect(r.stream(CALL, new AbortController().signal, ctx("s2"))))).toBe(
       "a person still gets an answer",
     );
+  });
+});
+
+describe("ModelRouter.prepare", () => {
+  /** A provider that counts its prepares; `stream` is never called here. */
+  const counting = (prepared: string[], id: string): ModelProvider => ({
+    id,
+    simulated: true,
+    stream: () => {
+      throw new Error("not called");
+    },
+    prepare: async () => {
+      prepared.push(id);
+    },
+  });
+
+  it("loads the primary model's provider (its first profile) and no other", async () => {
+    const prepared: string[] = [];
+    const connected: string[] = [];
+    const r = new ModelRouter({
+      chain: [
+        { ref: "anthropic/claude-a", provider: "anthropic", model: "claude-a" },
+        { ref: "openai/gpt-b", provider: "openai", model: "gpt-b" },
+      ],
+      profiles: { anthropic: ["a", "b"], openai: ["default"] },
+      connect: (provider, profileId) => {
+        connected.push(`${provider}:${profileId}`);
+        return counting(prepared, `${provider}:${profileId}`);
+      },
+    });
+    await r.prepare();
+    expect(prepared).toEqual(["anthropic:a"]);
+    expect(connected).toEqual(["anthropic:a"]); // the adapter is the one the first call will use
+  });
+
+  it("never rejects: a provider that cannot connect reports it on its call", async () => {
+    const r = new ModelRouter({
+      chain: [{ ref: "anthropic/claude-a", provider: "anthropic", model: "claude-a" }],
+      profiles: { anthropic: ["a"] },
+      connect: () => {
+        throw new Error("no auth profile anthropic:a");
+      },
+    });
+    await expect(r.prepare()).resolves.toBeUndefined();
+  });
+
+  it("loads the real SDK ahead of the first call (the OpenAI and Anthropic providers)", async () => {
+    for (const provider of [
+      new OpenAIProvider({ apiKey: "k", baseUrl: "http://127.0.0.1:9/v1" }),
+      new AnthropicProvider({ apiKey: "k", baseUrl: "http://127.0.0.1:9" }),
+    ]) {
+      await expect(provider.prepare()).resolves.toBeUndefined();
+    }
   });
 });
 
