@@ -88,9 +88,11 @@ export const restartAnswer: Benchmark = {
         if (procState(dead.pid) !== "Z")
           throw new Error(`restart-answer: the killed gateway is not a zombie`);
 
+        // The redone turn may call the model before the new gateway is ready (recovery schedules
+        // it during start-up): count from before the spawn.
+        const asked = simulator.requests.length;
         gw = await start();
         const startupMs = await waitReady(gw, client, 2);
-        const asked = simulator.requests.length;
         const answer = await client.postJson(`${gw.url}/v1/chat`, message);
         const totalMs = performance.now() - gw.spawnedAtMs;
         if (!isAnswered(answer)) throw new Error(`restart-answer: no answer after restart: ${answer.text}`);
