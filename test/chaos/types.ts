@@ -117,14 +117,8 @@ export interface Problem {
   shows: string;
 }
 
-/** The printed summary (`--json` prints only this). */
-export interface ChaosSummary {
-  channel: ChannelName;
-  seed: number;
-  kills: number;
-  killsByMoment: Record<string, number>;
-  messages: number;
-  chats: number;
+/** What the verdict counts, as the summary prints it. */
+export interface VerdictCounts {
   answered: number;
   lost: number;
   duplicated: number;
@@ -136,6 +130,16 @@ export interface ChaosSummary {
   unrecognized: number;
   stalls: number;
   restartToAnswerMs: { p50: number | null; max: number | null };
+}
+
+/** The printed summary (`--json` prints only this). */
+export interface ChaosSummary extends VerdictCounts {
+  channel: ChannelName;
+  seed: number;
+  kills: number;
+  killsByMoment: Record<string, number>;
+  messages: number;
+  chats: number;
   durationS: number;
   /** The first 20 problems. */
   details: Problem[];

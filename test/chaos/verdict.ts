@@ -21,6 +21,7 @@ import type {
   RestartFigure,
   SentMessage,
   ShownMessage,
+  VerdictCounts,
 } from "./types.js";
 
 /** Problems listed in the summary's `details`. */
@@ -38,17 +39,7 @@ export interface VerdictInput {
 }
 
 /** The verdict's counts and its problems (all of them, in the order found). */
-export interface Verdict {
-  answered: number;
-  lost: number;
-  duplicated: number;
-  telegramWindow: number;
-  leftoverPreviews: number;
-  outOfOrder: number;
-  wrongChat: number;
-  unrecognized: number;
-  stalls: number;
-  restartToAnswerMs: { p50: number | null; max: number | null };
+export interface Verdict extends VerdictCounts {
   problems: Problem[];
 }
 
