@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -319,14 +320,32 @@ describe("openSqliteStore", () => {
     expect(err.code).toBe("read_only");
   });
 
-  // Root ignores file permissions, so this one only runs as an ordinary user.
-  it.skipIf(isRoot)("reports a database in a read-only folder as read_only", async () => {
+  // Root ignores file permissions: as root (CI), the write is tried by a child running as nobody.
+  it("reports a database in a read-only folder as read_only", async () => {
     const path = freshPath();
     openSqliteStore({ path }).close();
     const dir = join(path, "..");
     chmodSync(path, 0o444);
     chmodSync(dir, 0o555);
     try {
+      if (isRoot) {
+        chmodSync(root, 0o755); // nobody must reach the folder
+        const probe = spawnSync(
+          process.execPath,
+          ["--import", "tsx", "test/helpers/store-write-probe.ts", path],
+          {
+            cwd: join(import.meta.dirname, "../.."),
+            uid: 65534,
+            gid: 65534,
+            env: { PATH: process.env.PATH, HOME: tmpdir() },
+            encoding: "utf8",
+            timeout: 60_000,
+          },
+        );
+        expect(probe.stderr).toBe("");
+        expect(probe.stdout.trim()).toBe("read_only");
+        return;
+      }
       const err = await storeErrorOf(async () => {
         const store = openSqliteStore({ path });
         try {
