@@ -11,6 +11,7 @@ import {
   type Schedule,
   ScheduleError,
   checkCron,
+  checkFires,
   checkTimezone,
   nextDue,
   parseDuration,
@@ -108,6 +109,7 @@ function scheduleOf(input: JobInput, ctx: JobContext): Schedule {
     checkTimezone(tz);
     if (input.cron !== undefined) {
       checkCron(input.cron);
+      checkFires(input.cron.trim(), tz, ctx.now);
       return { kind: "cron", expr: input.cron.trim(), tz };
     }
     if (input.every !== undefined) {

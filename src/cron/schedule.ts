@@ -3,8 +3,9 @@
  * field-by-field validation), a fixed interval, or one moment. Times are epoch ms; the next due
  * time is computed from a given instant, never from the wall clock, so the scheduler's injected
  * clock drives everything. Across a DST change a cron job keeps its wall-clock time: `0 9 * * *`
- * runs at 09:00 local on both sides. A wall time that occurs twice (clocks going back) runs
- * once; one that does not exist that day (clocks going forward) is skipped that day.
+ * runs at 09:00 local on both sides; how a time that occurs twice or not at all runs is told at
+ * `nextCronTime`. Day fields follow Vixie cron (both restricted: either matches), plus `L` (the
+ * month's last day), `5L` (its last Friday) and `1#2` (its second Monday).
  */
 import { parse, validateDetailed } from "node-cron";
 
@@ -48,36 +49,95 @@ export function checkCron(expr: string, field = "cron"): void {
       field,
       `"${expr}" has a seconds field; jobs run at most once a minute (use 5 fields)`,
     );
+  fieldsOf(expr, field);
+}
+
+/** Throws ScheduleError naming the field when `expr` has no run within eight years of `nowMs` in `tz`. */
+export function checkFires(expr: string, tz: string, nowMs: number, field = "cron"): void {
+  if (nextCronTime(expr, tz, nowMs) === undefined)
+    throw new ScheduleError(field, `"${expr}" never fires (no matching day within eight years in ${tz})`);
 }
 
 interface Fields {
-  minute: Set<number>;
-  hour: Set<number>;
+  minute: number[];
+  hour: number[];
   dom: Set<number>;
+  /** `L` in the day of month: the month's last day. */
+  domLast: boolean;
   month: Set<number>;
   dow: Set<number>;
-  /** Vixie cron: with both day fields restricted, a day matching either runs. */
+  /** `5L`: the month's last Friday (weekday numbers). */
+  dowLast: Set<number>;
+  /** `1#2`: the month's second Monday, as [weekday, n]. */
+  dowNth: Array<[number, number]>;
+  /**
+   * Vixie cron: a day field that starts with `*` (or is `?`) is unrestricted; with both day fields
+   * restricted, a day matching either runs. Macros count by their expansion (`@weekly` is
+   * `0 0 * * 0`).
+   */
   domStar: boolean;
   dowStar: boolean;
+  /** Neither the minute nor the hour field starts with `*`: a fixed time of day (see below). */
+  fixed: boolean;
 }
+
+/** The macros as Vixie cron expands them. */
+const MACROS: Record<string, string> = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *",
+};
 
 const fieldCache = new Map<string, Fields>();
 
-function fieldsOf(expr: string): Fields {
+function fieldsOf(expr: string, field = "cron"): Fields {
   const hit = fieldCache.get(expr);
   if (hit) return hit;
-  const p = parse(expr);
-  const parts = expr.trim().split(/\s+/);
-  const [domRaw, , dowRaw] = parts.slice(-3);
+  const trimmed = expr.trim();
+  const text = MACROS[trimmed.toLowerCase()] ?? trimmed;
+  const p = parse(text);
+  const parts = text.split(/\s+/);
+  const [minuteRaw = "", hourRaw = "", domRaw = "", , dowRaw = ""] = parts.slice(-5);
+  const starred = (raw: string) => raw.startsWith("*") || raw === "?";
   const f: Fields = {
-    minute: new Set(p.minute),
-    hour: new Set(p.hour),
-    dom: new Set(p.dayOfMonth.map(Number)),
+    minute: [...new Set(p.minute)].sort((a, b) => a - b),
+    hour: [...new Set(p.hour)].sort((a, b) => a - b),
+    dom: new Set(),
+    domLast: false,
     month: new Set(p.month),
-    dow: new Set(p.dayOfWeek.map((d) => Number(d) % 7)),
-    domStar: domRaw === "*",
-    dowStar: dowRaw === "*",
+    dow: new Set(),
+    dowLast: new Set(),
+    dowNth: [],
+    domStar: starred(domRaw),
+    dowStar: starred(dowRaw),
+    fixed: !starred(minuteRaw) && !starred(hourRaw),
   };
+  for (const d of p.dayOfMonth as Array<number | string>) {
+    if (d === "L") f.domLast = true;
+    else if (/^\d+$/.test(String(d))) f.dom.add(Number(d));
+    else
+      throw new ScheduleError(
+        field,
+        `"${expr}": "${d}" in the day of month is not supported (numbers, ranges, steps and L)`,
+      );
+  }
+  for (const d of p.dayOfWeek as Array<number | string>) {
+    const text = String(d);
+    const nth = /^(\d)#([1-5])$/.exec(text);
+    const last = /^(\d)L$/.exec(text);
+    if (/^\d$/.test(text)) f.dow.add(Number(text) % 7);
+    else if (nth) f.dowNth.push([Number(nth[1]) % 7, Number(nth[2])]);
+    else if (last) f.dowLast.add(Number(last[1]) % 7);
+    else
+      throw new ScheduleError(
+        field,
+        `"${expr}": "${text}" in the day of week is not supported (numbers, names, ranges, steps, 5L and 1#2)`,
+      );
+  }
   if (fieldCache.size > 1_000) fieldCache.clear();
   fieldCache.set(expr, f);
   return f;
@@ -120,51 +180,92 @@ export function wallTime(ms: number, tz: string): Wall {
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
-function wallKey(w: Wall): number {
-  return ((((w.year * 100 + w.month) * 100 + w.day) * 100 + w.hour) * 100 + w.minute) as number;
-}
-
-function dayMatches(f: Fields, w: Wall): boolean {
-  if (!f.month.has(w.month)) return false;
-  const dom = f.dom.has(w.day);
-  const dow = f.dow.has(w.dow);
+/** The local date `utcDay` (a UTC midnight standing for it) matches the day fields. */
+function dayMatches(f: Fields, utcDay: number): boolean {
+  const date = new Date(utcDay);
+  if (!f.month.has(date.getUTCMonth() + 1)) return false;
+  const day = date.getUTCDate();
+  const weekday = date.getUTCDay();
+  const monthDays = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 0)).getUTCDate();
+  const dom = f.dom.has(day) || (f.domLast && day === monthDays);
+  const dow =
+    f.dow.has(weekday) ||
+    (f.dowLast.has(weekday) && day + 7 > monthDays) ||
+    f.dowNth.some(([d, n]) => d === weekday && Math.ceil(day / 7) === n);
   if (f.domStar || f.dowStar) return (f.domStar || dom) && (f.dowStar || dow);
   return dom || dow;
 }
 
-/** Search at most this far ahead (a Feb 29 job on a Monday can be years away). */
-const HORIZON_MS = 8 * 366 * 86_400_000;
+/** Wall minus UTC at instant `ms` in `tz`, in ms. */
+function offsetAt(ms: number, tz: string): number {
+  const w = wallTime(ms, tz);
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute) - Math.floor(ms / 60_000) * 60_000;
+}
 
-/** The first minute strictly after `afterMs` at which `expr` is due in `tz`, or undefined. */
+/** The first instant whose offset is `after`, between `lo` (offset `before`) and `hi`. */
+function transitionAt(lo: number, hi: number, before: number, tz: string): number {
+  let [a, b] = [lo, hi];
+  while (b - a > 60_000) {
+    const mid = Math.floor((a + b) / 120_000) * 60_000;
+    if (offsetAt(mid, tz) === before) a = mid;
+    else b = mid;
+  }
+  return b;
+}
+
+/** Search at most this far ahead (a Feb 29 job on a Monday can be years away). */
+const HORIZON_DAYS = 8 * 366;
+
+/**
+ * The first minute strictly after `afterMs` at which `expr` is due in `tz`, or undefined when
+ * there is none within eight years. Days are matched on the local calendar; each matching day's
+ * times become instants by the day's UTC offset. On a day the offset changes: a wall time that
+ * occurs twice runs once, at its first occurrence, for a fixed time of day (`30 2 * * *`), and at
+ * both for a job with `*` in its minute or hour (it keeps its rhythm through the repeated hour); a
+ * wall time that does not exist (clocks going forward) runs at the first instant after the gap for
+ * a fixed time of day — the daily backup still runs that day, as Vixie cron, cronie and systemd
+ * run it — and is skipped by a job with `*` in its minute or hour, whose next slot comes anyway.
+ */
 export function nextCronTime(expr: string, tz: string, afterMs: number): number | undefined {
   const f = fieldsOf(expr);
-  const after = wallKey(wallTime(afterMs, tz));
-  let t = Math.floor(afterMs / 60_000) * 60_000 + 60_000;
-  const end = afterMs + HORIZON_MS;
-  while (t <= end) {
-    const w = wallTime(t, tz);
-    if (!dayMatches(f, w)) {
-      // Jump whole days to a local midnight (every jump is re-checked): to the next allowed day
-      // of the month when only the day of month restricts, else to tomorrow; past the month's
-      // end (or out of an excluded month) to the first of the next.
-      const monthDays = new Date(Date.UTC(w.year, w.month, 0)).getUTCDate();
-      let days = 1;
-      if (!f.month.has(w.month)) days = monthDays - w.day + 1;
-      else if (!f.domStar && f.dowStar) {
-        let d = w.day + 1;
-        while (d <= monthDays && !f.dom.has(d)) d++;
-        days = d - w.day;
+  const start = wallTime(afterMs, tz);
+  const firstDay = Date.UTC(start.year, start.month - 1, start.day);
+  for (let k = 0; k <= HORIZON_DAYS; k++) {
+    const day = firstDay + k * 86_400_000;
+    if (!dayMatches(f, day)) continue;
+    // Offsets well before the local day begins and well after it ends (UTC offsets are −12…+14 h).
+    const lo = day - 15 * 3_600_000;
+    const hi = day + 39 * 3_600_000;
+    const before = offsetAt(lo, tz);
+    const after = offsetAt(hi, tz);
+    if (before === after) {
+      for (const h of f.hour) {
+        if (k === 0 && h < start.hour) continue;
+        for (const m of f.minute) {
+          const t = day + (h * 60 + m) * 60_000 - before;
+          if (t > afterMs) return t;
+        }
       }
-      t += ((days - 1) * 24 * 60 + 24 * 60 - (w.hour * 60 + w.minute)) * 60_000;
       continue;
     }
-    if (!f.hour.has(w.hour)) {
-      t += (60 - w.minute) * 60_000;
-      continue;
-    }
-    // A wall time that comes round again after clocks go back is not a new slot.
-    if (f.minute.has(w.minute) && wallKey(w) > after) return t;
-    t += 60_000;
+    // The offset changes on or around this day: every instant of every time, earliest first.
+    const transition = transitionAt(lo, hi, before, tz);
+    let best: number | undefined;
+    for (const h of f.hour)
+      for (const m of f.minute) {
+        const wall = day + (h * 60 + m) * 60_000;
+        const instants: number[] = [];
+        for (const offset of [before, after]) {
+          const t = wall - offset;
+          if ((offset === before ? t < transition : t >= transition) && !instants.includes(t))
+            instants.push(t);
+        }
+        instants.sort((a, b) => a - b);
+        const runs =
+          instants.length === 0 ? (f.fixed ? [transition] : []) : f.fixed ? instants.slice(0, 1) : instants;
+        for (const t of runs) if (t > afterMs && (best === undefined || t < best)) best = t;
+      }
+    if (best !== undefined) return best;
   }
   return undefined;
 }

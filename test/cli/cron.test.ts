@@ -98,6 +98,15 @@ describe("switchyard cron", () => {
         ["--cron", "0 9 * * *", "--tz", "Mars/Olympus"],
         /^switchyard cron: tz: unknown timezone "Mars\/Olympus"/,
       ],
+      [
+        // The fifth Monday of February: only when 29 February is a Monday (2044).
+        ["--cron", "0 0 * 2 1#5", "--tz", "UTC"],
+        /^switchyard cron: cron: "0 0 \* 2 1#5" never fires \(no matching day within eight years in UTC\)$/,
+      ],
+      [
+        ["--cron", "0 9 * * 1#6"],
+        /^switchyard cron: cron: invalid cron expression "0 9 \* \* 1#6" \(dayOfWeek: 1#6 is a invalid expression for week day\)$/,
+      ],
       [["--at", "2020-01-01T00:00"], /^switchyard cron: at: "2020-01-01T00:00" is in the past$/],
       [["--every", "10s"], /^switchyard cron: every: "10s" is below the 1-minute floor$/],
       [

@@ -4,6 +4,7 @@ import {
   MIN_INTERVAL_MS,
   ScheduleError,
   checkCron,
+  checkFires,
   checkTimezone,
   nextCronTime,
   nextDue,
@@ -30,16 +31,16 @@ describe("nextCronTime", () => {
     );
   });
 
-  it("runs a wall time that occurs twice once, and skips one that does not exist that day", () => {
+  it("runs a wall time that occurs twice once, and one that does not exist that day right after the gap", () => {
     // 02:30 happens twice on 2026-10-25 in Berlin: only the first counts.
     const first = nextCronTime("30 2 * * *", "Europe/Berlin", Date.parse("2026-10-24T12:00:00Z"));
     expect(iso(first)).toBe("2026-10-25T00:30:00.000Z");
     expect(iso(nextCronTime("30 2 * * *", "Europe/Berlin", first as number))).toBe(
       "2026-10-26T01:30:00.000Z",
     );
-    // 02:30 does not exist on 2027-03-28: that day is skipped.
+    // 02:30 does not exist on 2027-03-28: it runs at 03:00 CEST, the first instant after the gap.
     expect(iso(nextCronTime("30 2 * * *", "Europe/Berlin", Date.parse("2027-03-27T12:00:00Z")))).toBe(
-      "2027-03-29T00:30:00.000Z",
+      "2027-03-28T01:00:00.000Z",
     );
   });
 
@@ -100,6 +101,10 @@ describe("bad schedules are named", () => {
       'cron: invalid cron expression "61 * * * *" (minute: 61 is a invalid expression for minute)',
     );
     expect(message(() => checkCron("* * * * * *"))).toMatch(/^cron: "\* \* \* \* \* \*" has a seconds field/);
+    expect(
+      message(() => checkFires("0 0 * 2 1#5", "Europe/Berlin", Date.parse("2026-11-24T00:00:00Z"))),
+    ).toBe('cron: "0 0 * 2 1#5" never fires (no matching day within eight years in Europe/Berlin)');
+    expect(() => checkFires("0 0 L 2 *", "UTC", Date.parse("2026-11-24T00:00:00Z"))).not.toThrow();
     expect(message(() => checkTimezone("Mars/Olympus"))).toBe(
       'tz: unknown timezone "Mars/Olympus" (expected an IANA name such as Europe/Berlin)',
     );
