@@ -189,6 +189,7 @@ async function assemble(
       models,
       usage,
       tasks: tasks.commands(),
+      compact: (sessionKey) => agent.compactor.request(sessionKey),
     },
     questions: tasks,
     events,

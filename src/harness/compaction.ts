@@ -100,19 +100,23 @@ export class Compactor {
   hooks(): TurnHooks {
     return {
       transformContext: async (context, turn) => {
-        const force = this.#requested.delete(turn.sessionKey);
-        return (await this.#maybeCompact(context, turn, force)) ?? context;
+        const asked = this.#requested.delete(turn.sessionKey);
+        return (await this.#maybeCompact(context, turn, asked ? "asked" : false)) ?? context;
       },
       beforeModelCall: async (context, turn) => this.#maybeCompact(context, turn, false),
-      onContextOverflow: async (context, _error, turn) => this.#maybeCompact(context, turn, true),
+      onContextOverflow: async (context, _error, turn) => this.#maybeCompact(context, turn, "overflow"),
     };
   }
 
-  /** Compacts when needed; returns the new context, or undefined when nothing changed. */
+  /**
+   * Compacts when needed, or when forced: after an overflow down to half the threshold, and when
+   * the person asked (`/compact`) every turn older than the ones kept verbatim is summarized,
+   * however small the conversation. Returns the new context, or undefined when nothing changed.
+   */
   async #maybeCompact(
     context: TurnContext,
     turn: HookTurn,
-    force: boolean,
+    force: false | "overflow" | "asked",
   ): Promise<TurnContext | undefined> {
     const window = Math.max(4_000, this.#o.contextWindow(turn.sessionKey) - (this.#o.reserveTokens ?? 0));
     const threshold = (this.#o.threshold ?? 0.8) * window;
@@ -137,7 +141,7 @@ export class Compactor {
     const keep = Math.min(this.#o.keepRecentTokens ?? 20_000, Math.floor(window / 4));
     const report = await this.#compact(events, context, turn, {
       window,
-      threshold: force ? threshold * 0.5 : threshold,
+      threshold: force === "asked" ? 0 : force === "overflow" ? threshold * 0.5 : threshold,
       keep,
     });
     if (!report) return undefined;
