@@ -151,14 +151,14 @@ describe("HTTP surface", () => {
     const client = new OpenAI({ apiKey: "unused", baseURL: `${gw.url}/v1`, maxRetries: 0 });
     sim.script({ text: "Hello from the agent." });
     const completion = await client.chat.completions.create({
-      model: "switchyard",
+      model: "switchyard:main",
       user: "sdk-user",
       messages: [{ role: "user", content: "hi" }],
     });
     expect(completion.choices[0]?.message.content).toBe("Hello from the agent.");
     sim.script({ text: "Streamed hello from the agent." });
     const stream = await client.chat.completions.create({
-      model: "switchyard",
+      model: "switchyard:main",
       user: "sdk-user",
       stream: true,
       messages: [{ role: "user", content: "stream it" }],
@@ -172,7 +172,7 @@ describe("HTTP surface", () => {
     const client = new OpenAI({ apiKey: "unused", baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const ask = async (content: string) => {
       const stream = await client.chat.completions.create({
-        model: "switchyard",
+        model: "switchyard:main",
         user: "twin",
         stream: true,
         messages: [{ role: "user", content }],

@@ -71,7 +71,7 @@ describe("HTTP API, first contact", () => {
       post(
         gw.url,
         "/v1/chat/completions",
-        { model: "x", user, messages: [{ role: "user", content: `from ${user}` }] },
+        { model: "switchyard:main", user, messages: [{ role: "user", content: `from ${user}` }] },
         { "idempotency-key": "k-1" },
       );
     const a1 = await ask("idem-ann");
@@ -134,7 +134,7 @@ describe("HTTP API, first contact", () => {
   it("keys a client without `user` by its bearer token, never one session for everybody", async () => {
     const as = (apiKey: string, content: string) =>
       new OpenAI({ apiKey, baseURL: `${gw.url}/v1` }).chat.completions.create({
-        model: "m",
+        model: "switchyard:main",
         messages: [{ role: "user", content }],
       });
     await as("client-key-one", "one");
@@ -151,7 +151,7 @@ describe("HTTP API, first contact", () => {
   it("answers errors in OpenAI's shape, and refuses a request with no user message", async () => {
     const client = new OpenAI({ apiKey: "any", baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const err = await client.chat.completions
-      .create({ model: "m", messages: [{ role: "system", content: "be nice" }] })
+      .create({ model: "switchyard:main", messages: [{ role: "system", content: "be nice" }] })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     const e = err as InstanceType<typeof OpenAI.BadRequestError>;
@@ -159,6 +159,21 @@ describe("HTTP API, first contact", () => {
     expect(e.type).toBe("invalid_request_error");
     expect(e.param).toBe("messages");
     expect(e.message).toMatch(/no "user" message/);
+  });
+
+  it("answers an unknown model with OpenAI's 404 model_not_found, and retrieves the one it lists", async () => {
+    const client = new OpenAI({ apiKey: "any", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const before = sim.requests.length;
+    const err = await client.chat.completions
+      .create({ model: "nope/nope", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    const e = err as InstanceType<typeof OpenAI.NotFoundError>;
+    expect([e.status, e.code, e.param]).toEqual([404, "model_not_found", "model"]);
+    expect(e.message).toMatch(/"nope\/nope" does not exist here: this server offers "switchyard:main"/);
+    expect(sim.requests.length).toBe(before); // nothing was taken in
+    const model = await client.models.retrieve("switchyard:main");
+    expect(model).toMatchObject({ id: "switchyard:main", object: "model", owned_by: "switchyard" });
   });
 
   it("uses its own history: of the client's messages only the last user message is new", async () => {
@@ -213,7 +228,7 @@ describe("HTTP API with gateway.auth.token", () => {
   it("works with the OpenAI SDK using the token as its API key", async () => {
     const ok = new OpenAI({ apiKey: token, baseURL: `${gw.url}/v1` });
     const done = await ok.chat.completions.create({
-      model: "m",
+      model: "switchyard:main",
       messages: [{ role: "user", content: "hi" }],
     });
     expect(done.choices[0]?.message.content).toBeTruthy();

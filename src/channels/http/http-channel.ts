@@ -74,6 +74,7 @@ export class HttpChannel implements Channel {
     options.server.route("POST", base, (req, res) => this.#chat(req, res));
     options.server.route("GET", `${base}/replies`, (_req, res, url) => this.#replies(res, url));
     if (options.openaiCompatible) {
+      const modelId = options.modelId ?? "switchyard";
       const endpoint = new OpenAIEndpoint(
         {
           maxBodyBytes: options.server.maxBodyBytes,
@@ -81,12 +82,15 @@ export class HttpChannel implements Channel {
           track: (live) => this.#track(live),
           wait: (inboxId, req, res) => this.#wait(inboxId, req, res),
         },
-        { modelId: options.modelId ?? "switchyard", keepAliveMs: options.keepAliveMs ?? 15_000 },
+        { modelId, keepAliveMs: options.keepAliveMs ?? 15_000 },
       );
       options.server.route("POST", `${base}/completions`, (req, res) =>
         endpoint.completions(req, res, clientIdOf(req.headers["idempotency-key"], "Idempotency-Key")),
       );
       options.server.route("GET", "/v1/models", (_req, res) => endpoint.models(res));
+      // The SDKs percent-encode the id in the path ("switchyard%3Amain").
+      for (const id of new Set([modelId, encodeURIComponent(modelId)]))
+        options.server.route("GET", `/v1/models/${id}`, (_req, res) => endpoint.model(res));
     }
   }
 

@@ -27,7 +27,11 @@ export interface ChatIntake {
 }
 
 export interface OpenAIEndpointOptions {
-  /** The model id `GET /v1/models` lists (e.g. "switchyard:main"); any requested id is accepted. */
+  /**
+   * The model id `GET /v1/models` lists (e.g. "switchyard:main"), the one a completion may name:
+   * another is a 404 `model_not_found`, as OpenAI answers, so clients that route by model name
+   * (LiteLLM, Open WebUI) see it. A request without `model` gets the agent.
+   */
   modelId: string;
   /** SSE keep-alive comment interval for streamed answers. */
   keepAliveMs: number;
@@ -46,15 +50,28 @@ export class OpenAIEndpoint {
 
   /** `GET /v1/models`: the agent, as the one model this server offers. */
   models(res: ServerResponse): void {
-    sendJson(res, 200, {
-      object: "list",
-      data: [{ id: this.#o.modelId, object: "model", created: this.#created, owned_by: "switchyard" }],
-    });
+    sendJson(res, 200, { object: "list", data: [this.#model()] });
+  }
+
+  /** `GET /v1/models/<id>` (the SDKs' `models.retrieve`) for the id `models` lists. */
+  model(res: ServerResponse): void {
+    sendJson(res, 200, this.#model());
+  }
+
+  #model() {
+    return { id: this.#o.modelId, object: "model", created: this.#created, owned_by: "switchyard" };
   }
 
   /** `POST /v1/chat/completions`. */
   async completions(req: IncomingMessage, res: ServerResponse, clientId: string | undefined): Promise<void> {
     const body = await readJsonBody(req, this.#intake.maxBodyBytes);
+    if (body.model !== undefined && body.model !== this.#o.modelId)
+      throw new HttpError(
+        404,
+        `The model ${JSON.stringify(body.model)} does not exist here: this server offers "${this.#o.modelId}" (GET /v1/models)`,
+        "model_not_found",
+        "model",
+      );
     const text = lastUserText(body.messages);
     const sender = senderOf(body.user, req);
     const stream = body.stream === true;
@@ -62,7 +79,7 @@ export class OpenAIEndpoint {
       stream && isRecord(body.stream_options) && body.stream_options.include_usage === true;
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
-    const model = typeof body.model === "string" && body.model !== "" ? body.model : this.#o.modelId;
+    const model = this.#o.modelId;
     const frame = (choices: unknown[], extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`;
     const delta = (d: Record<string, unknown>, finish: string | null) =>
