@@ -20,7 +20,11 @@ const port = z.number().int().min(0).max(65_535);
 const positiveMs = z.number().int().positive();
 
 /** "provider/model", e.g. "anthropic/claude-sonnet-4-5" or "openai/gpt-4.1" (see model-ref.ts). */
-export const modelRef = z.string().regex(MODEL_REF_PATTERN, { message: MODEL_REF_EXPECTED });
+/** `provider/model`; a bare `simulator` is the built-in simulator (`simulator/default`). */
+export const modelRef = z.preprocess(
+  (v) => (v === "simulator" ? "simulator/default" : v),
+  z.string().regex(MODEL_REF_PATTERN, { message: MODEL_REF_EXPECTED }),
+);
 
 /** The settings schema of every module, by its config key. */
 type ModuleSettings<M> = { [K in keyof M]: M[K] extends ChannelModule<infer S> ? S : never };
@@ -284,7 +288,9 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
     ];
     const known = configuredProviderNames(config.providers);
     for (const [ref, path] of refs) {
-      const name = ref.slice(0, ref.indexOf("/"));
+      const slash = ref.indexOf("/");
+      if (slash < 0) continue; // not a reference at all: the pattern's own message says so
+      const name = ref.slice(0, slash);
       if (name === "simulator" || known.includes(name)) continue;
       ctx.addIssue({
         code: "custom",

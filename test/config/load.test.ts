@@ -179,9 +179,15 @@ describe("config", () => {
     expect(issuesOf("session:\n  queueMode: fast\n")).toEqual([
       'session.queueMode: found "fast", expected one of "followup", "collect", "steer"',
     ]);
-    expect(issuesOf("agent:\n  model: gpt-4o\n")[0]).toMatch(
-      /^agent\.model: found "gpt-4o", expected "provider\/model"/,
-    );
+    // One issue, not a second one naming a provider cut from a value without a slash.
+    expect(issuesOf("agent:\n  model: gpt-4o\n")).toEqual([
+      expect.stringMatching(/^agent\.model: found "gpt-4o", expected "provider\/model"/),
+    ]);
+  });
+
+  it("takes agent.model: simulator, as the README documents, for the built-in simulator", () => {
+    const config = parseConfigText("agent:\n  model: simulator\n", undefined, {});
+    expect(config.agent.model).toBe("simulator/default");
   });
 
   it("reports unknown keys instead of ignoring them", () => {
