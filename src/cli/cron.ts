@@ -141,8 +141,11 @@ async function cron(argv: string[]): Promise<number> {
       }
       case "show":
       case "history": {
+        const limit = Number(v.limit ?? (action === "show" ? 5 : 20));
+        if (!Number.isInteger(limit) || limit < 1)
+          throw new JobInputError("limit", `"${v.limit}" is not a whole number of runs of 1 or more`);
         const job = await find(target);
-        const runs = await store.cron.history(job.id, Number(v.limit ?? (action === "show" ? 5 : 20)));
+        const runs = await store.cron.history(job.id, limit);
         if (v.json) out(JSON.stringify(action === "show" ? { job, runs } : runs, null, 2));
         else {
           if (action === "show") {
@@ -161,6 +164,24 @@ async function cron(argv: string[]): Promise<number> {
         return 0;
       }
       case "edit": {
+        const changes = [
+          "name",
+          "message",
+          "cron",
+          "every",
+          "at",
+          "tz",
+          "deliver",
+          "session",
+          "catch-up",
+          "timeout",
+          "disabled",
+        ];
+        if (!changes.some((k) => (v as Record<string, unknown>)[k] !== undefined))
+          throw new JobInputError(
+            "edit",
+            `nothing to change: give at least one of ${changes.map((k) => `--${k}`).join(", ")}`,
+          );
         const job = editable(await find(target));
         const base: Partial<JobInput> = {
           name: job.name,

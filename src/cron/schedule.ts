@@ -319,6 +319,8 @@ export function resolveAt(text: string, tz: string, nowMs: number, field = "at")
     const ms = parseDuration(rel[1] ?? "");
     if (ms !== undefined) at = nowMs + ms;
   } else if (day) {
+    if (Number(day[2]) > 23 || Number(day[3]) > 59)
+      throw new ScheduleError(field, `"${text}" is not a time of day (hours 0–23, minutes 0–59)`);
     const w = wallTime(nowMs, tz);
     const base =
       Date.UTC(w.year, w.month - 1, w.day) + (day[1]?.toLowerCase() === "tomorrow" ? 86_400_000 : 0);
@@ -332,16 +334,22 @@ export function resolveAt(text: string, tz: string, nowMs: number, field = "at")
       Number(day[3]),
     );
   } else if (/^\d{4}-\d{2}-\d{2}/.test(t)) {
-    const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?$/.exec(t);
-    if (iso)
-      at = zonedTime(
-        tz,
-        Number(iso[1]),
-        Number(iso[2]),
-        Number(iso[3]),
-        Number(iso[4] ?? 0),
-        Number(iso[5] ?? 0),
-      );
+    // Date.parse and Date.UTC roll a day or time that does not exist over into another one
+    // (2027-02-30 → 2 March): each part is checked first.
+    const parts = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?/.exec(t);
+    const [y, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(parts?.[i] ?? 0)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const monthDays = mo >= 1 && mo <= 12 ? new Date(Date.UTC(y, mo, 0)).getUTCDate() : 0;
+    if (d < 1 || d > monthDays || h > 23 || mi > 59 || sec > 59)
+      throw new ScheduleError(field, `"${text}" is not a real date and time (no such day, hour or minute)`);
+    const local = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(t);
+    if (local) at = zonedTime(tz, y, mo, d, h, mi) + sec * 1000;
     else if (!Number.isNaN(Date.parse(t))) at = Date.parse(t);
   }
   if (at === undefined || !Number.isFinite(at))

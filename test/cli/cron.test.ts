@@ -121,7 +121,25 @@ describe("switchyard cron", () => {
       expect(r.err.trim()).toMatch(expected);
     }
     expect(await jobCount(s.home)).toBe(0);
+    // Times that do not exist are bad input, not rolled over into another time.
+    for (const at of ["tomorrow 25:00", "tomorrow 9:75", "2027-02-30T10:00:00"]) {
+      const r = await cron(s, "add", "--name", "x", "--message", "m", "--at", at);
+      expect([r.code, r.err.startsWith(`switchyard cron: at: "${at}" is not a `)], at).toEqual([2, true]);
+    }
+    expect(await jobCount(s.home)).toBe(0);
     expect((await cron(s, "add", "--name", "dup", "--every", "1h", "--message", "m")).code).toBe(0);
+    for (const limit of ["x", "0"]) {
+      const r = await cron(s, "history", "dup", "--limit", limit);
+      expect([r.code, r.err]).toEqual([
+        2,
+        `switchyard cron: limit: "${limit}" is not a whole number of runs of 1 or more\n`,
+      ]);
+    }
+    const noop = await cron(s, "edit", "dup");
+    expect([noop.code, noop.err]).toEqual([
+      2,
+      "switchyard cron: edit: nothing to change: give at least one of --name, --message, --cron, --every, --at, --tz, --deliver, --session, --catch-up, --timeout, --disabled\n",
+    ]);
     const dup = await cron(s, "add", "--name", "dup", "--every", "2h", "--message", "m");
     expect([dup.code, dup.err]).toEqual([2, 'switchyard cron: name: a job named "dup" already exists\n']);
   });

@@ -113,5 +113,23 @@ describe("bad schedules are named", () => {
       'at: "2020-01-01T00:00" is in the past',
     );
     expect(message(() => resolveAt("whenever", "UTC", now))).toMatch(/^at: cannot read "whenever"/);
+    // Times that do not exist are refused, not rolled over into another time.
+    for (const bad of ["tomorrow 25:00", "tomorrow 9:75"])
+      expect(message(() => resolveAt(bad, "UTC", now))).toBe(
+        `at: "${bad}" is not a time of day (hours 0–23, minutes 0–59)`,
+      );
+    for (const bad of [
+      "2027-02-30T10:00:00",
+      "2027-02-30",
+      "2027-13-01T10:00",
+      "2027-01-01T24:00",
+      "2027-02-29T10:00Z",
+    ])
+      expect(message(() => resolveAt(bad, "UTC", now))).toBe(
+        `at: "${bad}" is not a real date and time (no such day, hour or minute)`,
+      );
+    expect(new Date(resolveAt("2028-02-29T10:00:30", "UTC", now)).toISOString()).toBe(
+      "2028-02-29T10:00:30.000Z",
+    );
   });
 });
