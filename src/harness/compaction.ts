@@ -108,11 +108,8 @@ export class Compactor {
     };
   }
 
-  /**
-   * Compacts when needed, or when forced: after an overflow down to half the threshold, and when
-   * the person asked (`/compact`) every turn older than the ones kept verbatim is summarized,
-   * however small the conversation. Returns the new context, or undefined when nothing changed.
-   */
+  /** Compacts when needed or forced (an overflow: to half the threshold; `/compact`: every turn
+   * older than the kept ones, however small). The new context, or undefined if unchanged. */
   async #maybeCompact(
     context: TurnContext,
     turn: HookTurn,
