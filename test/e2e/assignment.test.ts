@@ -148,4 +148,37 @@ describe("multi-day assignments", () => {
       await sim.close();
     }
   });
+
+  it("a model that only talks (no work item, no work_complete, no file) ends stalled, and the owner is told so", async () => {
+    const sim = new ModelSimulator();
+    await sim.start();
+    // Like the simulator's echo before it had a demo script: text, never a tool call.
+    sim.setDefault(() => ({ text: "Roses are red, the sea is wide;\nthat is the poem." }));
+    const gw = await startTestGateway(simulatorConfig(sim, "anthropic"));
+    try {
+      const res = await gw.chat("bob", "/task Write a two-line poem into poem.md");
+      expect(res.body.replies?.[0]?.text).toMatch(/^🗂 Task t[0-9a-z]+ started/);
+      const store = gw.running.store;
+      const ended = async () => {
+        const [a] = await store.assignments.list("main");
+        return a && ["done", "stalled", "failed"].includes(a.state) ? a : undefined;
+      };
+      await until(async () => (await ended()) !== undefined, "the assignment to end");
+      const a = await ended();
+      expect(a).toMatchObject({ state: "stalled", items: [] });
+      expect(a?.stateReason).toContain("no work_complete call and no contract to check; no work items");
+      expect(existsSync(path.join(gw.running.workspaceDir, "poem.md"))).toBe(false);
+      const mailbox = async () => {
+        const r = await fetch(`${gw.url}/v1/chat/replies?sender=bob&after=0`);
+        return ((await r.json()) as { replies: Array<{ text: string }> }).replies.map((x) => x.text);
+      };
+      await until(async () => (await mailbox()).some((t) => t.startsWith("⚠️")), "the end in bob's mailbox");
+      const end = (await mailbox()).find((t) => t.startsWith("⚠️"));
+      expect(end).toMatch(/^⚠️ Task t[0-9a-z]+ stopped \(stalled\): it stopped without finishing/);
+      expect((await mailbox()).some((t) => t.startsWith("✅"))).toBe(false);
+    } finally {
+      await gw.stop();
+      await sim.close();
+    }
+  });
 });

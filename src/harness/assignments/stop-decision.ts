@@ -1,7 +1,8 @@
 /**
  * The decision at the end of an assignment's run: the layered stop decision's verdict for the
  * whole loop, first match wins — hard stops (a failed run, the budget), the agent's own end
- * (work accepted as complete, a question pending), a stop accepted without work_complete,
+ * (work accepted as complete, a question pending), a stop accepted without work_complete (done
+ * only with a met contract, else stalled),
  * a stall (the progress fingerprint unchanged for `stallThreshold` runs), the run budget, the
  * agent's end_run, else continue. Pure: the runner applies it.
  */
@@ -80,15 +81,24 @@ function decideOnce(live: LiveRun, a: Assignment, f: RunFacts): Decision {
       state: "requires_action",
       reason: `waiting for the owner (${live.end.tool})`,
     };
-  // A stop accepted after COMPLETION_REFUSALS refusals: done only if the work is.
+  // A stop accepted after COMPLETION_REFUSALS refusals: done only when a contract the harness
+  // checked itself is met and no item is open. Without work_complete or a met contract nothing
+  // shows the work was done (a model that only talks would otherwise end "done" with nothing made).
   if (live.acceptedStop !== undefined) {
     const open = openItems(a.items);
-    if (open.length === 0 && f.gaps.length === 0)
+    if (a.contract.length > 0 && open.length === 0 && f.gaps.length === 0)
       return {
-        ...stop("done", `finished without work_complete (accepted after ${COMPLETION_REFUSALS} refusals)`),
+        ...stop(
+          "done",
+          `its contract is met, without work_complete (accepted after ${COMPLETION_REFUSALS} refusals)`,
+        ),
         summary: live.acceptedStop,
       };
-    const missing = [open.length > 0 ? `open: ${describeItems(open)}` : "", ...f.gaps]
+    const missing = [
+      open.length > 0 ? `open: ${describeItems(open)}` : "",
+      ...f.gaps,
+      a.contract.length === 0 ? `no work_complete call and no contract to check; ${describeDone(a)}` : "",
+    ]
       .filter(Boolean)
       .join("; ");
     return stop("stalled", `it stopped without finishing, ${COMPLETION_REFUSALS} times (${missing})`);
@@ -115,6 +125,12 @@ function decideOnce(live: LiveRun, a: Assignment, f: RunFacts): Decision {
     at: f.now,
     reason: live.bound ?? "the model stopped before finishing (continuation prompts used up)",
   };
+}
+
+/** "2 of 3 work items done", "no work items". */
+function describeDone(a: Assignment): string {
+  if (a.items.length === 0) return "no work items";
+  return `${a.items.filter((i) => i.status === "done").length} of ${a.items.length} work items done`;
 }
 
 /** Why the assignment is over its own token or spend budget, or undefined. */

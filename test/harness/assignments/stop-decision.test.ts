@@ -176,21 +176,47 @@ describe("decide", () => {
   });
 
   describe("a stop accepted without work_complete", () => {
-    it("is done when every item is finished and the contract has no gaps", () => {
-      const live = liveRun(assignment({ items: [item(1, "done"), item(2, "dropped")] }));
+    it("is done when a contract is met and every item is finished", () => {
+      const live = liveRun(
+        assignment({
+          items: [item(1, "done"), item(2, "dropped")],
+          contract: [{ kind: "file_exists", path: "out.md" }],
+        }),
+      );
       live.acceptedStop = "I think I am finished.";
       expect(decide(live, facts())).toEqual({
         directive: "done",
         state: "done",
-        reason: "finished without work_complete (accepted after 3 refusals)",
+        reason: "its contract is met, without work_complete (accepted after 3 refusals)",
         summary: "I think I am finished.",
       });
+    });
+
+    it("stalls without a contract, even with every item finished: nothing shows the work was done", () => {
+      const live = liveRun(assignment({ items: [item(1, "done"), item(2, "dropped")] }));
+      live.acceptedStop = "I think I am finished.";
+      expect(decide(live, facts())).toEqual({
+        directive: "done",
+        state: "stalled",
+        reason:
+          "it stopped without finishing, 3 times (no work_complete call and no contract to check; 1 of 2 work items done)",
+      });
+    });
+
+    it("stalls with no work items and no contract (a model that only talked)", () => {
+      const live = liveRun(assignment({ items: [] }));
+      live.acceptedStop = "Here is your poem: roses are red.";
+      expect(decide(live, facts()).state).toBe("stalled");
+      expect(decide(live, facts()).reason).toBe(
+        "it stopped without finishing, 3 times (no work_complete call and no contract to check; no work items)",
+      );
     });
 
     it("stalls naming the open items and the gaps", () => {
       const live = liveRun(
         assignment({
           items: [item(1, "done"), item(2, "open", "Write part 2"), item(3, "blocked", "Ask Bob")],
+          contract: [{ kind: "file_exists", path: "out.md" }],
         }),
       );
       live.acceptedStop = "done?";
@@ -203,7 +229,9 @@ describe("decide", () => {
     });
 
     it("stalls for gaps alone, with every item done", () => {
-      const live = liveRun(assignment({ items: [item(1, "in_progress")] }));
+      const live = liveRun(
+        assignment({ items: [item(1, "in_progress")], contract: [{ kind: "file_exists", path: "a.md" }] }),
+      );
       live.assignment.items[0]!.status = "done";
       live.acceptedStop = "done";
       expect(decide(live, facts({ gaps: ["a.md: the file does not exist yet"] })).reason).toBe(
