@@ -19,6 +19,7 @@ import { restartFigures } from "./restart-figures.js";
 import { Timeline } from "./timeline.js";
 import { paceFor, runTraffic } from "./traffic.js";
 import { firstRoundAnswered, lastAnswers } from "./settle.js";
+import { RecordedMessages } from "./recorded-messages.js";
 import { recordWrites, writeTrace } from "./trace.js";
 import type { ChaosSummary, ChatPlatform, KillRecord } from "./types.js";
 import { judge, summarize } from "./verdict.js";
@@ -30,6 +31,8 @@ const CHUNK_DELAY_MS = 25;
 const LISTEN_LIMIT_MS = 60_000;
 /** Expected time per kill (start-up plus the wait for its moment): the traffic is spread over the kills. */
 const PER_KILL_MS = 2_500;
+/** Longest wait for a SIGKILLed process to be dead before its records are read. */
+const GONE_LIMIT_MS = 2_000;
 /** Longest wait for each chat's first answer before the first kill, in ms. */
 const FIRST_ROUND_LIMIT_MS = 30_000;
 /** SIGTERM drains; after this the process is killed. */
@@ -98,6 +101,7 @@ export async function runChaos(
   const stop = new AbortController();
   const running = AbortSignal.any([signal, stop.signal]);
   const timeline = new Timeline(now);
+  const recorded = new RecordedMessages(home, flags.channel);
   let tap: ModelTap | undefined;
   try {
     await sim.start();
@@ -147,6 +151,13 @@ export async function runChaos(
     for (const [i, planned] of plan.entries()) {
       if (!platform.ownMoments.includes(planned.moment)) await listening(life);
       const record = await killWithin(life, planned, deps);
+      // What the dead process had recorded, read before its successor changes anything: a
+      // millisecond or so after the kill (its figures count from the spawn).
+      if (await life.gone(GONE_LIMIT_MS)) record.recorded = recorded.read();
+      else
+        notes.push(
+          `gateway #${life.index} still ran ${GONE_LIMIT_MS} ms after SIGKILL: its records were not read`,
+        );
       kills.push(record);
       const what = record.missed ? `${record.missed} missed` : record.moment;
       progress(
@@ -219,6 +230,7 @@ export async function runChaos(
     await platform.close().catch(() => {});
     await tap?.close().catch(() => {});
     await sim.close().catch(() => {});
+    recorded.close();
     if (!flags.keepHome) rmSync(home, { recursive: true, force: true });
     rmSync(cwd, { recursive: true, force: true });
   }

@@ -58,6 +58,11 @@ export interface GatewayLife {
   stderrTail(): string;
   /** SIGKILL now; does not wait. */
   kill(): void;
+  /**
+   * Resolves true once the process is dead (a zombie, reaped or exited): it runs no more code and
+   * writes nothing more. False after `timeoutMs`.
+   */
+  gone(timeoutMs: number): Promise<boolean>;
   /** SIGTERM, then waits up to `timeoutMs` (SIGKILL after that); resolves its exit code when known. */
   terminate(timeoutMs: number): Promise<number | null>;
 }
@@ -183,6 +188,14 @@ export class GatewayRunner {
           check();
         }),
       kill: () => signal("SIGKILL"),
+      gone: async (timeoutMs) => {
+        const until = Date.now() + timeoutMs;
+        for (;;) {
+          if (exitStatus !== undefined || (gatewayPid !== undefined && !runs(gatewayPid))) return true;
+          if (Date.now() >= until) return false;
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      },
       terminate: async (timeoutMs) => {
         signal("SIGTERM");
         let timer: NodeJS.Timeout | undefined;
@@ -230,6 +243,17 @@ function tryKill(pid: number, signal: NodeJS.Signals): void {
     process.kill(pid, signal);
   } catch {
     // Already gone.
+  }
+}
+
+/** Whether `pid` still runs code: false once it is gone or a zombie (Linux /proc). */
+function runs(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
   }
 }
 

@@ -42,8 +42,10 @@ export interface ShownMessage {
   messageId: string;
   /** Its final text, edits applied. */
   text: string;
-  /** When its current text was stored (driver clock), when the driver saw it; for the Telegram window. */
-  storedAtMs?: number;
+  /** Telegram: when it was first posted (driver clock, as the fake stored it); for Telegram's window. */
+  postedAtMs?: number;
+  /** Telegram: `<chat_id>:<message_id>` as the gateway's store records it (previews, sent outbox rows). */
+  storeKey?: string;
 }
 
 /** What one chat shows at the end: the bot's messages, deleted ones left out, in chat order. */
@@ -75,6 +77,12 @@ export interface KillRecord {
   listeningAtMs?: number;
   /** Chats with a turn in flight at the kill (a model request seen, its answer not complete). */
   chatsMidTurn: number[];
+  /**
+   * The bot messages the gateway's store knew once the killed process was dead (store keys of
+   * recorded previews and sent outbox rows): a message posted before the kill and not here was
+   * never recorded by the process that posted it.
+   */
+  recorded?: string[];
 }
 
 /** One model stream, as the tap in front of the simulator saw it. */

@@ -16,11 +16,14 @@ const sent = (chat: number, seq: number): SentMessage => ({
   atMs: seq * 100,
 });
 let ids = 0;
-const complete = (tag: Tag, storedAtMs?: number): ShownMessage => ({
-  messageId: String(++ids),
-  text: answerText(tag),
-  ...(storedAtMs !== undefined ? { storedAtMs } : {}),
-});
+const complete = (tag: Tag, postedAtMs?: number): ShownMessage => {
+  const messageId = String(++ids);
+  return {
+    messageId,
+    text: answerText(tag),
+    ...(postedAtMs !== undefined ? { postedAtMs, storeKey: `${1000 + tag.chat}:${messageId}` } : {}),
+  };
+};
 const partial = (tag: Tag, chars = 8): ShownMessage => ({
   messageId: String(++ids),
   text: answerText(tag).slice(0, chars),
@@ -141,10 +144,13 @@ describe("chaos verdict", () => {
     ]);
   });
 
-  it("lists a Telegram duplicate stored just before a kill apart, and only on Telegram", () => {
+  it("lists a Telegram copy its poster never recorded apart, and only on Telegram", () => {
     const chats = clean();
-    chats[0]?.messages.splice(1, 0, complete({ chat: 1, seq: 1 }, 1_000)); // stored 20 ms before the kill
-    const kills: KillRecord[] = [{ atMs: 1_020, moment: "reply-stored", chatsMidTurn: [1] }];
+    const copy = complete({ chat: 1, seq: 1 }, 1_000);
+    chats[0]?.messages.splice(1, 0, copy); // posted 20 ms before the kill, not in the store after it
+    const kills: KillRecord[] = [
+      { atMs: 1_020, moment: "reply-stored", chatsMidTurn: [1], recorded: ["1001:77"] },
+    ];
     const telegram = verdictOf(chats, { channel: "telegram", kills });
     expect(telegram).toMatchObject({ duplicated: 0, telegramWindow: 1 });
     expect(telegram.problems.map((p) => p.kind)).toEqual(["telegram-window"]);
@@ -152,12 +158,42 @@ describe("chaos verdict", () => {
       duplicated: 1,
       telegramWindow: 0,
     });
-    // 80 ms is outside the window: Telegram's limit does not explain it.
-    expect(
-      verdictOf(chats, { channel: "telegram", kills: [{ ...kills[0], atMs: 1_080 } as KillRecord] }),
-    ).toMatchObject({
+    // Recorded by the gateway and still a second copy: the gateway's bug, however close the kill.
+    const known = [{ ...kills[0], recorded: [copy.storeKey as string] } as KillRecord];
+    expect(verdictOf(chats, { channel: "telegram", kills: known })).toMatchObject({
       duplicated: 1,
       telegramWindow: 0,
+    });
+    // Its poster lived on 3 s without recording it: a bug too.
+    const late = [{ ...kills[0], atMs: 4_000 } as KillRecord];
+    expect(verdictOf(chats, { channel: "telegram", kills: late })).toMatchObject({
+      duplicated: 1,
+      telegramWindow: 0,
+    });
+    // Nothing read after the kill: nothing explains it.
+    const unread = [{ atMs: 1_020, moment: "reply-stored", chatsMidTurn: [1] } as KillRecord];
+    expect(verdictOf(chats, { channel: "telegram", kills: unread })).toMatchObject({ duplicated: 1 });
+  });
+
+  it("counts a post stored just after a kill as the killed process's request on the wire", () => {
+    const chats = clean();
+    const leftover: ShownMessage = { ...partial({ chat: 2, seq: 2 }, 12), postedAtMs: 1_090 };
+    leftover.storeKey = `1002:${leftover.messageId}`;
+    chats[1]?.messages.splice(1, 0, leftover);
+    const kills: KillRecord[] = [
+      { atMs: 1_000, moment: "random", chatsMidTurn: [2], recorded: [] },
+      { atMs: 6_000, moment: "random", chatsMidTurn: [], recorded: [] },
+    ];
+    expect(verdictOf(chats, { channel: "telegram", kills })).toMatchObject({
+      duplicated: 0,
+      leftoverPreviews: 0,
+      telegramWindow: 1,
+    });
+    // 900 ms after the kill a successor could have posted it, and lived 5 s on: the gateway's bug.
+    leftover.postedAtMs = 1_900;
+    expect(verdictOf(chats, { channel: "telegram", kills })).toMatchObject({
+      duplicated: 1,
+      leftoverPreviews: 1,
     });
   });
 

@@ -6,8 +6,10 @@
  * Each bot message is traced to the message its leading tag names. A sent message is lost without
  * a complete answer in its chat; duplicated with more than one bot message carrying (part of) its
  * answer (a leftover preview — a partial answer left behind — counts, and is also counted apart);
- * on Telegram an extra copy stored within `telegramWindowMs` before a kill is Telegram's own limit
- * (no way to look a sent message up) and reported apart. Two answers in the wrong order, an answer
+ * on Telegram an extra copy is Telegram's own limit (no way to look a sent message up), reported
+ * apart, only when the process that posted it never recorded it — the store read after the next
+ * kill does not know it — and that kill came within `recordLimitMs` of the post (a process that
+ * lived on without recording it is the gateway's bug). Two answers in the wrong order, an answer
  * in another chat, and a restart over STALL_MS to an inherited conversation's answer are problems.
  */
 import { type AnswerShape, classify, userText } from "./answers.js";
@@ -24,6 +26,12 @@ import type {
   VerdictCounts,
 } from "./types.js";
 
+/**
+ * A post stored this soon after a kill came from the killed process: no successor is up so
+ * soon (start-up alone takes longer).
+ */
+const DEAD_REQUEST_MS = 200;
+
 /** Problems listed in the summary's `details`. */
 export const MAX_DETAILS = 20;
 
@@ -34,8 +42,8 @@ export interface VerdictInput {
   chats: readonly ChatView[];
   kills: readonly KillRecord[];
   figures: readonly RestartFigure[];
-  /** Telegram: an extra copy stored this long or less before a kill is the platform's window; default 50. */
-  telegramWindowMs?: number;
+  /** Telegram: a copy its poster had this long to record and did not is the gateway's bug; default 2,000. */
+  recordLimitMs?: number;
 }
 
 /** The verdict's counts and its problems (all of them, in the order found). */
@@ -52,7 +60,7 @@ interface Carrier {
 
 /** Judges the final chat state (see the file header). */
 export function judge(input: VerdictInput): Verdict {
-  const windowMs = input.telegramWindowMs ?? 50;
+  const recordLimitMs = input.recordLimitMs ?? 2_000;
   const problems: Problem[] = [];
   const sentKeys = new Set(input.sent.map((m) => `${m.chat}:${m.seq}`));
   const carriers = new Map<string, Carrier[]>();
@@ -83,12 +91,18 @@ export function judge(input: VerdictInput): Verdict {
     });
   }
 
-  const inWindow = (message: ShownMessage) =>
-    input.channel === "telegram" &&
-    message.storedAtMs !== undefined &&
-    input.kills.some(
-      (k) => k.atMs >= (message.storedAtMs as number) && k.atMs - (message.storedAtMs as number) <= windowMs,
-    );
+  // The poster is the process the next kill ended, or — for a post stored within
+  // DEAD_REQUEST_MS after a kill, before any successor could have posted — the one that kill
+  // ended (its request was on the wire). Either way the store read after the next kill shows
+  // whether any process ever recorded it.
+  const inWindow = (message: ShownMessage) => {
+    const { postedAtMs: at, storeKey } = message;
+    if (input.channel !== "telegram" || at === undefined || storeKey === undefined) return false;
+    const next = input.kills.find((k) => k.atMs >= at);
+    if (!next?.recorded || next.recorded.includes(storeKey)) return false;
+    const onTheWire = input.kills.some((k) => k.atMs < at && at - k.atMs <= DEAD_REQUEST_MS);
+    return onTheWire || next.atMs - at <= recordLimitMs;
+  };
   let answered = 0;
   let lost = 0;
   let duplicated = 0;
@@ -117,11 +131,23 @@ export function judge(input: VerdictInput): Verdict {
     const leftovers = mine.filter((c) => c.shape === "partial" && !inWindow(c.message));
     leftoverPreviews += leftovers.length;
     if (mine.length < 2) continue;
-    // Copies stored just before a kill are the ones the gateway could not record; the one
-    // copy left is its answer. Nothing else left over: Telegram's window explains them all.
+    // Copies their poster never recorded before it was killed; the one copy left is its answer.
+    // Nothing else left over: Telegram's window explains them all.
     if (mine.filter((c) => !inWindow(c.message)).length <= 1) {
       telegramWindow++;
-      problems.push({ kind: "telegram-window", chat: sent.chat, message: name, shows: shows(mine) });
+      const gaps = mine
+        .filter((c) => inWindow(c.message))
+        .map((c) => {
+          const at = c.message.postedAtMs as number;
+          const next = input.kills.find((k) => k.atMs >= at);
+          return next ? `${Math.round(next.atMs - at)} ms` : "?";
+        });
+      problems.push({
+        kind: "telegram-window",
+        chat: sent.chat,
+        message: name,
+        shows: `${shows(mine)} (unrecorded, posted ${gaps.join(", ")} before the next kill)`,
+      });
     } else {
       duplicated++;
       const kind = leftovers.length > 0 ? "leftover-preview" : "duplicated";

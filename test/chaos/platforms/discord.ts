@@ -21,7 +21,6 @@ function userOf(chat: number): { id: string; username: string } {
 export function discordPlatform(now: () => number): ChatPlatform {
   const fake = new FakeDiscord({ token: TOKEN });
   const listeners = new Set<(write: BotWrite) => void>();
-  const storedAt = new Map<string, number>();
   /** DM channel id → chat. */
   const chatByChannel = new Map<string, number>();
   let chats = 0;
@@ -42,8 +41,6 @@ export function discordPlatform(now: () => number): ChatPlatform {
         if (chat === undefined || message.author.id !== fake.botUser.id) return;
         const kind = KINDS[t];
         const atMs = now();
-        if (kind === "delete") storedAt.delete(message.id);
-        else storedAt.set(message.id, atMs);
         const text = kind === "delete" ? "" : message.content;
         for (const listener of [...listeners]) listener({ chat, messageId: message.id, kind, text, atMs });
       });
@@ -113,11 +110,9 @@ export function discordPlatform(now: () => number): ChatPlatform {
           .botMessages(fake.dmChannelOf(userOf(chat).id))
           .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
           .map((m) => {
-            const stored = storedAt.get(m.id);
             return {
               messageId: m.id,
               text: m.content,
-              ...(stored !== undefined ? { storedAtMs: stored } : {}),
             };
           });
         return { chat, messages };

@@ -21,7 +21,6 @@ export function slackPlatform(now: () => number): ChatPlatform {
   const listeners = new Set<(write: BotWrite) => void>();
   /** Envelopes of user messages, told once written to a socket: id and the message text. */
   const written = new Set<(envelope: { id: string; text: string }) => void>();
-  const storedAt = new Map<string, number>();
   let chats = 0;
   /** Socket Mode connections opened before the last spawn (the dead process's). */
   let openedAtSpawn = 0;
@@ -45,8 +44,6 @@ export function slackPlatform(now: () => number): ChatPlatform {
         const messageId = String(result.ts ?? params.ts);
         const text = kind === "delete" ? "" : String(params.text ?? "");
         const atMs = now();
-        if (kind === "delete") storedAt.delete(`${chat}:${messageId}`);
-        else storedAt.set(`${chat}:${messageId}`, atMs);
         for (const listener of [...listeners]) listener({ chat, messageId, kind, text, atMs });
       });
     },
@@ -116,8 +113,7 @@ export function slackPlatform(now: () => number): ChatPlatform {
           .history(`D${chat}`)
           .filter((m) => m.bot_id === fake.botId)
           .map((m) => {
-            const stored = storedAt.get(`${chat}:${m.ts}`);
-            return { messageId: m.ts, text: m.text, ...(stored !== undefined ? { storedAtMs: stored } : {}) };
+            return { messageId: m.ts, text: m.text };
           });
         return { chat, messages };
       });

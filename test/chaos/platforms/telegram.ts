@@ -17,14 +17,13 @@ const FIRST_USER = 1000;
 export function telegramPlatform(now: () => number): ChatPlatform {
   const fake = new FakeTelegramBotApi();
   const listeners = new Set<(write: BotWrite) => void>();
-  /** When each message's current text was stored, by `chat:id`. */
-  const storedAt = new Map<string, number>();
+  /** When each message was first posted, by `chat:id`. */
+  const postedAt = new Map<string, number>();
   let chats = 0;
 
   const chatOf = (chatId: unknown): number => Number(chatId) - FIRST_USER;
   const tell = (write: BotWrite) => {
-    if (write.kind === "delete") storedAt.delete(`${write.chat}:${write.messageId}`);
-    else storedAt.set(`${write.chat}:${write.messageId}`, write.atMs);
+    if (write.kind === "post") postedAt.set(`${write.chat}:${write.messageId}`, write.atMs);
     for (const listener of [...listeners]) listener(write);
   };
 
@@ -95,11 +94,12 @@ export function telegramPlatform(now: () => number): ChatPlatform {
           .filter((m) => m.from?.id === BOT_ID)
           .sort((a, b) => a.message_id - b.message_id)
           .map((m) => {
-            const stored = storedAt.get(`${chat}:${m.message_id}`);
+            const posted = postedAt.get(`${chat}:${m.message_id}`);
             return {
               messageId: String(m.message_id),
               text: m.text ?? "",
-              ...(stored !== undefined ? { storedAtMs: stored } : {}),
+              storeKey: `${FIRST_USER + chat}:${m.message_id}`,
+              ...(posted !== undefined ? { postedAtMs: posted } : {}),
             };
           });
         return { chat, messages };
