@@ -62,4 +62,33 @@ describe("what the docs claim", () => {
       }
     }
   });
+
+  it("keeps measurement history out of the README and every CLI command in the architecture page", () => {
+    // The README keeps the current figures; how they were measured and what moved them is in
+    // docs/benchmarks.md, which the README links.
+    expect(readme).toContain("(docs/benchmarks.md)");
+    expect(readFileSync(join(ROOT, "docs/benchmarks.md"), "utf8")).toMatch(/^# Benchmarks/);
+    expect(readme).not.toMatch(/\bbench-history\b/);
+    // The commands the CLI's usage text lists (src/cli/main.ts, between "commands:" and "common options:").
+    const usage = /commands:\n([\s\S]*?)\ncommon options:/.exec(
+      readFileSync(join(ROOT, "src/cli/main.ts"), "utf8"),
+    );
+    const commands = [...(usage?.[1] ?? "").matchAll(/^ {2}([a-z]+) /gm)]
+      .map((m) => m[1] as string)
+      .filter((c) => c !== "help");
+    expect(commands.length).toBeGreaterThan(10);
+    const cliRow = architecture.split("\n").find((l) => l.startsWith("| `src/cli/`")) ?? "";
+    for (const command of new Set(commands))
+      expect(cliRow, `docs/architecture.md's src/cli row names ${command}`).toContain(`\`${command}\``);
+  });
+
+  it("shows a systemd unit that runs unprivileged and waits for the network it orders after", () => {
+    const unit = /```ini\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    expect(unit).toMatch(/^\[Service\]$/m);
+    expect(unit, "the agent's file tools must not run as root").toMatch(/^User=\S+$/m);
+    if (/^After=.*network-online\.target/m.test(unit))
+      expect(unit).toMatch(/^Wants=network-online\.target$/m);
+    // A system unit's paths and User= do not work under systemctl --user: the README must not say so.
+    expect(readme).not.toMatch(/`systemctl --user` or system-wide/);
+  });
 });
