@@ -7,6 +7,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import { anthropicDialect } from "./anthropic-dialect.js";
+import { readConversation } from "./conversation.js";
+import { demoTurn, SIMULATED } from "./demo-script.js";
 import { openaiDialect } from "./openai-dialect.js";
 import { estimateTokens, PromptCache } from "./prompt-cache.js";
 import type {
@@ -48,13 +50,17 @@ export interface ModelSimulatorOptions {
 const MAX_ECHO_CHARS = 200;
 
 /**
- * The reply when nothing is scripted: a deterministic text that says it is simulated and echoes
- * the last user text (truncated to 200 characters).
+ * The reply when nothing is scripted: the demo script's next step when the conversation is one
+ * of its requests (see demo-script.ts: reminders, memory, assignments), else a deterministic text
+ * that says it is simulated and echoes the last user text (truncated to 200 characters).
  */
 export const defaultResponder: Responder = (request) => {
-  const said = lastUserText(request.body);
+  const conversation = readConversation(request.body);
+  const demo = demoTurn(conversation);
+  if (demo) return demo;
+  const said = conversation.ask;
   const echo = said.length > MAX_ECHO_CHARS ? `${said.slice(0, MAX_ECHO_CHARS)}…` : said;
-  return { text: `Simulated reply (no model API key is configured): you said "${echo}".` };
+  return { text: `${SIMULATED}: you said "${echo}".` };
 };
 
 const DIALECTS: Record<SimulatedProtocol, WireDialect> = {
@@ -357,25 +363,4 @@ function sendError(
   if (error.retryAfterMs !== undefined) headers["retry-after-ms"] = String(error.retryAfterMs);
   res.writeHead(rendered.status, headers);
   res.end(JSON.stringify(rendered.body));
-}
-
-/** The last user-authored text of an OpenAI or Anthropic request body ("" when none). */
-/** The person's words of the last user message: the gateway's `<context>` block left out. */
-function lastUserText(body: unknown): string {
-  return lastUserContent(body).replace(/^<context>[\s\S]*?<\/context>\n\n/, "");
-}
-
-function lastUserContent(body: unknown): string {
-  const messages = isRecord(body) && Array.isArray(body.messages) ? body.messages : [];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message: unknown = messages[i];
-    if (!isRecord(message) || message.role !== "user") continue;
-    if (typeof message.content === "string") return message.content;
-    if (!Array.isArray(message.content)) continue;
-    const texts = message.content
-      .filter(isRecord)
-      .flatMap((part) => (part.type === "text" ? [String(part.text)] : []));
-    if (texts.length > 0) return texts.join("\n");
-  }
-  return "";
 }

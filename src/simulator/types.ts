@@ -115,3 +115,25 @@ export interface WireDialect {
   json(reply: PlannedReply): unknown;
   error(spec: SimulatedError, requestId: string): RenderedError;
 }
+
+/** A tool call the model made after the newest ask, with its result once the gateway sent it. */
+export interface ConversationCall {
+  name: string;
+  /** Parsed arguments (`{}` when they did not parse). */
+  args: unknown;
+  /** Undefined while no result follows the call. */
+  result?: { content: string; isError: boolean };
+}
+
+/**
+ * A request's conversation reduced to what the default responder decides on, the same for
+ * both protocols: the newest ask, the tool calls made since, and the tools on offer.
+ */
+export interface SimulatedConversation {
+  /** The person's words of the newest user message with text (the gateway's `<context>` block left out). */
+  ask: string;
+  /** Tool calls of the assistant turns after the ask, in order. */
+  calls: ConversationCall[];
+  /** Names of the tools the request offers. */
+  offered: ReadonlySet<string>;
+}
