@@ -76,13 +76,13 @@ export interface ModelRouterOptions {
   cooldowns?: CooldownTable;
   /** Profile health (shared with status); default an in-memory one. */
   authProfiles?: AuthProfiles;
-  /** Caps and prices; default none (nothing is capped or priced). */
+  /** Caps and prices; default none (nothing is capped or priced). Not used when `simulated`. */
   usage?: UsageMeter;
   /** Longest total wait for cooling profiles in one call; default 90_000 ms. */
   maxWaitMs?: number;
   /** After a fallback, the session tries the primary again this long later; default 600_000 ms. */
   fallbackRetryPrimaryMs?: number;
-  /** True when the simulator answers. */
+  /** True when the simulator answers: calls are free, so no cap applies and none is fed. */
   simulated?: boolean;
   clock?: Clock;
   logger?: Logger;
@@ -176,7 +176,9 @@ export class ModelRouter implements ModelAccess {
   async *stream(call: ModelCall, signal: AbortSignal, ctx?: CallContext): AsyncIterable<ProviderEvent> {
     const clock = this.#o.clock;
     const sessionKey = ctx?.sessionKey ?? "";
-    const refusal = ctx && this.#o.usage ? await this.#o.usage.check(ctx) : undefined;
+    // Simulated calls cost nothing: no cap stops them and none is fed by them.
+    const meter = this.simulated ? undefined : this.#o.usage;
+    const refusal = ctx && meter ? await meter.check(ctx) : undefined;
     if (refusal) {
       yield { type: "error", error: new ProviderError("budget", refusal.reason) };
       return;
@@ -259,7 +261,7 @@ export class ModelRouter implements ModelAccess {
             break;
           }
           if (event.type === "usage") {
-            const cost = this.#o.usage?.record(sessionKey, entry.ref, event.usage) ?? 0;
+            const cost = meter?.record(sessionKey, entry.ref, event.usage) ?? 0;
             tokens += totalTokens(event.usage);
             costUsd += cost;
             yield { ...event, costUsd: cost };
