@@ -22,6 +22,7 @@ import { ProviderError } from "../providers/provider-error.js";
 import { MODEL_REF_EXPECTED, MODEL_REF_PATTERN, parseModelRef } from "../providers/model-ref.js";
 import type { ModelProvider, ModelRequest, ProviderEvent } from "../providers/types.js";
 import { AuthProfiles } from "./auth-profiles.js";
+import { TriedModels, exhausted } from "./chain-failure.js";
 import { type CooldownTable, DEFAULT_COOLDOWNS, isCoolingKind } from "./cooldown.js";
 import { type RouteEntry, SessionRoutes } from "./session-routes.js";
 import { totalTokens } from "./prices.js";
@@ -192,6 +193,7 @@ export class ModelRouter implements ModelAccess {
     let pendingWaitMs = 0;
     let last: ProviderError | undefined;
     let lastRef: string | undefined;
+    const tried = new TriedModels();
     const maxAttempts = 3 + 2 * entries.reduce((n, e) => n + (this.#o.profiles[e.provider]?.length ?? 0), 0);
 
     while (attempt < maxAttempts) {
@@ -205,7 +207,7 @@ export class ModelRouter implements ModelAccess {
         const soonest = this.#soonest(entries);
         const waitMs = Math.max(0, soonest - clock.now());
         if (waitedMs + waitMs > this.#o.maxWaitMs) {
-          yield { type: "error", error: exhausted(last, entries, soonest, clock.now()) };
+          yield { type: "error", error: tried.final(exhausted(last, entries, soonest, clock.now())) };
           return;
         }
         const reason = last ?? new ProviderError("rate_limit", "every auth profile is cooling down");
@@ -296,9 +298,10 @@ export class ModelRouter implements ModelAccess {
         return;
       }
       this.authProfiles.failed(entry.provider, profileId, failure);
+      tried.failed(entry.ref, failure.kind);
       route.pins.delete(entry.provider);
       if (!isCoolingKind(failure.kind)) {
-        yield { type: "error", error: failure };
+        yield { type: "error", error: tried.final(failure) };
         return;
       }
       this.#o.logger?.warn(
@@ -309,9 +312,10 @@ export class ModelRouter implements ModelAccess {
     }
     yield {
       type: "error",
-      error:
+      error: tried.final(
         last ??
-        new ProviderError("unknown", `gave up after ${attempt} attempts (${clock.now() - budgetStart} ms)`),
+          new ProviderError("unknown", `gave up after ${attempt} attempts (${clock.now() - budgetStart} ms)`),
+      ),
     };
   }
 
@@ -375,21 +379,4 @@ export class ModelRouter implements ModelAccess {
 /** The note the first request to a new model carries. */
 function switchNote(before: string, now: string): string {
   return `\n\n[Note: earlier replies in this conversation came from the model ${before}; you (${now}) are taking over. The transcript is yours: continue it as your own.]`;
-}
-
-/** Every profile is cooling past the wait budget: the last failure, or a plain reason. */
-function exhausted(
-  last: ProviderError | undefined,
-  entries: RouteEntry[],
-  soonest: number,
-  now: number,
-): ProviderError {
-  const secs = Number.isFinite(soonest) ? Math.ceil((soonest - now) / 1000) : undefined;
-  const models = entries.map((e) => e.ref).join(", ");
-  const message = `every auth profile of ${models} is cooling down${secs !== undefined ? ` (the first frees in ${secs} s)` : ""}${last ? `; last error: ${last.message}` : ""}`;
-  return new ProviderError(last?.kind ?? "rate_limit", message, {
-    cause: last,
-    ...(last?.provider ? { provider: last.provider } : {}),
-    ...(secs !== undefined ? { retryAfterMs: secs * 1000 } : {}),
-  });
 }
