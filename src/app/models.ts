@@ -2,10 +2,11 @@
  * Who answers model calls: the model router over the chain `agent.model` + `agent.fallbacks`,
  * each provider's auth profiles (adapters built from the provider registry, one per profile,
  * lazily), their health written behind to the store, and the usage meter for the caps — or the
- * built-in simulator speaking the primary's protocol when no key is configured.
+ * built-in simulator speaking the primary's protocol when no key is configured, booked as provider
+ * `simulator` at no cost (see simulatedEntry).
  */
 import type { Config } from "../config/schema.js";
-import { chooseProvider, resolveProviders } from "../config/provider-choice.js";
+import { type ChainEntry, chooseProvider, resolveProviders } from "../config/provider-choice.js";
 import { AuthProfiles } from "../harness/models/auth-profiles.js";
 import { ModelRouter, type RouterEvent } from "../harness/models/model-router.js";
 import { PriceTable } from "../harness/models/prices.js";
@@ -44,6 +45,16 @@ function countIn(metrics: GatewayMetrics): (event: RouterEvent) => void {
     if (event.tokens > 0) metrics.modelCallTokens.inc(labels, event.tokens);
     if (event.costUsd > 0) metrics.modelCostUsd.inc(labels, event.costUsd);
   };
+}
+
+/**
+ * The chain entry of the simulator standing in for `entry`: provider `simulator`, model the one it
+ * stands in for (`anthropic/claude-sonnet-5-5` → `simulator/claude-sonnet-5-5`), so usage rows,
+ * metrics and status never book a simulated reply as a call to a real, priced model.
+ */
+function simulatedEntry(entry: ChainEntry): ChainEntry {
+  if (entry.provider === "simulator") return entry;
+  return { ref: `simulator/${entry.model}`, provider: "simulator", model: entry.model };
 }
 
 /** The router, the simulator when it answers, and the usage meter (see the file header). */
@@ -101,9 +112,11 @@ export async function buildModelRouter(
     onOpened("model simulator", () => sim.close());
     await sim.start();
     const module = providerModules[choice.primaryType];
-    const entry = choice.chain[0] as (typeof choice.chain)[number];
+    const entry = simulatedEntry(choice.chain[0] as (typeof choice.chain)[number]);
     router = new ModelRouter({
       ...common,
+      // The simulator is no credential: its health lives in memory only (never in `auth status`).
+      authProfiles: new AuthProfiles({ cooldowns: config.providers.cooldowns, clock }),
       chain: [entry],
       profiles: { [entry.provider]: ["default"] },
       simulated: true,

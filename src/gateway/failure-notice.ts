@@ -6,7 +6,25 @@ import { ToolLimitError } from "../harness/run.js";
 import { ToolLoopError } from "../harness/tool-loop.js";
 import { LaneAbortedError } from "./lanes/errors.js";
 
-/** A short, plain-words reason for a failed turn. */
+/** How one model of a failed chain failed, after its name: "anthropic/claude-x rate-limited". */
+const TRIED_PHRASE: Record<ProviderError["kind"], string> = {
+  rate_limit: "rate-limited",
+  overloaded: "overloaded",
+  auth: "rejected the API key",
+  billing: "out of credit or quota",
+  timeout: "did not answer in time",
+  context_overflow: "found the conversation too long",
+  invalid_request: "rejected the request",
+  network: "could not be reached",
+  aborted: "aborted",
+  budget: "stopped by a spend cap",
+  unknown: "failed",
+};
+
+/**
+ * A short, plain-words reason for a failed turn; when the model router tried several models,
+ * each is named with how it failed.
+ */
 export function failureNotice(error: unknown, progressTimeoutMs: number): { text: string; kind: string } {
   if (error instanceof LaneAbortedError) {
     if (error.reason === "user_stop") return { text: "⏹ Stopped.", kind: "user_stop" };
@@ -20,6 +38,10 @@ export function failureNotice(error: unknown, progressTimeoutMs: number): { text
       text: `⚠️ Sorry, I couldn't answer: the turn was aborted (${error.reason}).`,
       kind: error.reason,
     };
+  }
+  if (error instanceof ProviderError && error.tried && error.tried.length > 1) {
+    const each = error.tried.map((t) => `${t.ref} ${t.kinds.map((k) => TRIED_PHRASE[k]).join(", ")}`);
+    return { text: `⚠️ Sorry, I couldn't answer: no model answered (${each.join("; ")}).`, kind: error.kind };
   }
   if (error instanceof ProviderError) {
     const provider = error.provider ?? "the model provider";

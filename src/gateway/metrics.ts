@@ -5,14 +5,18 @@
 
 type Labels = Record<string, string>;
 
+const NEEDS_ESCAPE = /[\\"\n]/;
+const ESCAPED = /[\\"\n]/g;
+const ESCAPES: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n" };
+
 function labelKey(labels: Labels): string {
   const keys = Object.keys(labels);
   if (keys.length > 1) keys.sort();
   let key = "";
   for (const k of keys) {
     const v = String(labels[k]);
-    // Escaped only when there is something to escape: label values rarely hold \ or ".
-    const escaped = v.includes("\\") || v.includes('"') ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"') : v;
+    // The text format's escapes (\\, \", \n); tested first: label values rarely need one.
+    const escaped = NEEDS_ESCAPE.test(v) ? v.replace(ESCAPED, (c) => ESCAPES[c] ?? c) : v;
     key += `${key === "" ? "" : ","}${k}="${escaped}"`;
   }
   return key;

@@ -125,10 +125,16 @@ export class GatewayHttpServer {
     try {
       if (this.#tokenDigest && needsToken(url.pathname)) this.#authenticate(req);
       if (!handler) {
-        const otherMethod = [...this.#routes.keys()].some((k) => k.endsWith(` ${url.pathname}`));
-        throw otherMethod
-          ? new HttpError(405, `method ${req.method} not allowed on ${url.pathname}`, "method_not_allowed")
-          : new HttpError(404, `no route ${req.method} ${url.pathname}`, "not_found");
+        const allowed = this.#methodsOf(url.pathname);
+        if (allowed.length === 0)
+          throw new HttpError(404, `no route ${req.method} ${url.pathname}`, "not_found");
+        // RFC 9110: a 405 says which methods the resource takes.
+        res.setHeader("allow", allowed.join(", "));
+        throw new HttpError(
+          405,
+          `method ${req.method} not allowed on ${url.pathname} (use ${allowed.join(" or ")})`,
+          "method_not_allowed",
+        );
       }
       await handler(req, res, url);
     } catch (err) {
@@ -144,6 +150,16 @@ export class GatewayHttpServer {
         sendJson(res, status, errorBody(status, code, message, err instanceof HttpError ? err.param : null));
       } else res.end();
     }
+  }
+
+  /** The methods registered for `path`, in registration order. */
+  #methodsOf(path: string): string[] {
+    const methods: string[] = [];
+    for (const key of this.#routes.keys()) {
+      const space = key.indexOf(" ");
+      if (key.slice(space + 1) === path) methods.push(key.slice(0, space));
+    }
+    return methods;
   }
 
   /** The HTTP answer for a failed request; nothing was committed for a 503 (send it again). */

@@ -266,4 +266,23 @@ describe("HTTP surface", () => {
     );
     expect((await fetch(`${gw.url}/v1/nothing`)).status).toBe(404);
   });
+
+  it("answers a wrong method with 405 and an Allow header naming the route's methods", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["GET", "/v1/chat", "POST"],
+      ["DELETE", "/v1/chat/completions", "POST"],
+      ["POST", "/v1/models", "GET"],
+      ["PUT", "/v1/models/switchyard:main", "GET"],
+      ["POST", "/metrics", "GET"],
+      ["POST", "/healthz", "GET"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await fetch(`${gw.url}${path}`, { method });
+      expect([method, path, res.status, res.headers.get("allow")]).toEqual([method, path, 405, allow]);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("method_not_allowed");
+      expect(body.error.message).toBe(`method ${method} not allowed on ${path} (use ${allow})`);
+    }
+    expect((await fetch(`${gw.url}/v1/nothing`)).headers.get("allow")).toBeNull();
+  });
 });

@@ -176,6 +176,50 @@ describe("HTTP API, first contact", () => {
     expect(model).toMatchObject({ id: "switchyard:main", object: "model", owned_by: "switchyard" });
   });
 
+  it("refuses a mistyped stream or an n other than 1 with a 400 naming the parameter, taking nothing in", async () => {
+    const client = new OpenAI({ apiKey: "any", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const before = { calls: sim.requests.length, inbox: await gw.running.store.inbox.countByState() };
+    const messages = [{ role: "user" as const, content: "hi" }];
+    const refused = async (extra: Record<string, unknown>) => {
+      const err = await client.chat.completions
+        .create({ model: "switchyard:main", messages, ...extra } as never)
+        .catch((e: unknown) => e);
+      expect(err, JSON.stringify(extra)).toBeInstanceOf(OpenAI.BadRequestError);
+      const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+      expect(e.type).toBe("invalid_request_error");
+      return [e.param, e.code, e.message];
+    };
+    expect(await refused({ stream: "yes" })).toEqual([
+      "stream",
+      "invalid_type",
+      '400 "stream" must be a boolean (true or false), got "yes"',
+    ]);
+    expect(await refused({ n: 2 })).toEqual([
+      "n",
+      "unsupported_value",
+      '400 "n" is 2: only n: 1 is supported (the agent gives one answer per message)',
+    ]);
+    expect((await refused({ n: "1" })).slice(0, 2)).toEqual(["n", "invalid_type"]);
+    expect((await refused({ stream: true, stream_options: "usage" })).slice(0, 2)).toEqual([
+      "stream_options",
+      "invalid_type",
+    ]);
+    expect((await refused({ stream: true, stream_options: { include_usage: 1 } })).slice(0, 2)).toEqual([
+      "stream_options.include_usage",
+      "invalid_type",
+    ]);
+    expect(sim.requests.length).toBe(before.calls);
+    expect(await gw.running.store.inbox.countByState()).toEqual(before.inbox);
+    // n: 1 and an explicit stream: false are fine.
+    const ok = await client.chat.completions.create({
+      model: "switchyard:main",
+      messages,
+      n: 1,
+      stream: false,
+    });
+    expect(ok.choices).toHaveLength(1);
+  });
+
   it("uses its own history: of the client's messages only the last user message is new", async () => {
     const before = sim.requests.length;
     await post(gw.url, "/v1/chat/completions", {

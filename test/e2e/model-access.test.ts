@@ -135,6 +135,18 @@ describe("model access", () => {
     );
   });
 
+  it("the whole chain failing names every model tried and how, not only the last", async () => {
+    const gw = await start(configFor({ providers: { ...configFor().providers, maxWaitMs: 0 } }));
+    sim.scriptFor("sk-ant-work-0001", { error: { status: 429, retryAfterSeconds: 600 } });
+    sim.scriptFor("sk-ant-personal-0002", { error: { status: 429, retryAfterSeconds: 600 } });
+    sim.scriptFor("sk-openai-0003", { dropAfterChunks: 0, text: "never sent" });
+    const res = await gw.chat("ann", "hello");
+    expect(res.body.state).toBe("failed");
+    expect(res.body.replies?.map((r) => r.text)).toEqual([
+      "⚠️ Sorry, I couldn't answer: no model answered (anthropic/claude-test rate-limited; openai/gpt-test could not be reached).",
+    ]);
+  });
+
   it("a chosen /model does not fall back: it fails visibly", async () => {
     const gw = await start(configFor({ providers: { ...configFor().providers, maxWaitMs: 0 } }));
     expect((await gw.chat("ann", "/model anthropic/claude-other")).body.replies?.[0]?.text).toMatch(

@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError, errorBody, readJsonBody, sendJson } from "../../http/server.js";
 import type { AcceptResult, AnswerUsage, ChatAnswer } from "../types.js";
 import { LiveText } from "./live-text.js";
+import { completionParams } from "./openai-params.js";
 import { normalizeSender, senderProblem } from "./sender.js";
 import { type SseStream, openSse } from "./sse.js";
 
@@ -72,11 +73,9 @@ export class OpenAIEndpoint {
         "model_not_found",
         "model",
       );
+    const { stream, includeUsage } = completionParams(body);
     const text = lastUserText(body.messages);
     const sender = senderOf(body.user, req);
-    const stream = body.stream === true;
-    const includeUsage =
-      stream && isRecord(body.stream_options) && body.stream_options.include_usage === true;
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
     const model = this.#o.modelId;

@@ -22,6 +22,7 @@ import { ProviderError } from "../providers/provider-error.js";
 import { MODEL_REF_EXPECTED, MODEL_REF_PATTERN, parseModelRef } from "../providers/model-ref.js";
 import type { ModelProvider, ModelRequest, ProviderEvent } from "../providers/types.js";
 import { AuthProfiles } from "./auth-profiles.js";
+import { TriedModels, exhausted } from "./chain-failure.js";
 import { type CooldownTable, DEFAULT_COOLDOWNS, isCoolingKind } from "./cooldown.js";
 import { type RouteEntry, SessionRoutes } from "./session-routes.js";
 import { totalTokens } from "./prices.js";
@@ -76,13 +77,13 @@ export interface ModelRouterOptions {
   cooldowns?: CooldownTable;
   /** Profile health (shared with status); default an in-memory one. */
   authProfiles?: AuthProfiles;
-  /** Caps and prices; default none (nothing is capped or priced). */
+  /** Caps and prices; default none (nothing is capped or priced). Not used when `simulated`. */
   usage?: UsageMeter;
   /** Longest total wait for cooling profiles in one call; default 90_000 ms. */
   maxWaitMs?: number;
   /** After a fallback, the session tries the primary again this long later; default 600_000 ms. */
   fallbackRetryPrimaryMs?: number;
-  /** True when the simulator answers. */
+  /** True when the simulator answers: calls are free, so no cap applies and none is fed. */
   simulated?: boolean;
   clock?: Clock;
   logger?: Logger;
@@ -176,7 +177,9 @@ export class ModelRouter implements ModelAccess {
   async *stream(call: ModelCall, signal: AbortSignal, ctx?: CallContext): AsyncIterable<ProviderEvent> {
     const clock = this.#o.clock;
     const sessionKey = ctx?.sessionKey ?? "";
-    const refusal = ctx && this.#o.usage ? await this.#o.usage.check(ctx) : undefined;
+    // Simulated calls cost nothing: no cap stops them and none is fed by them.
+    const meter = this.simulated ? undefined : this.#o.usage;
+    const refusal = ctx && meter ? await meter.check(ctx) : undefined;
     if (refusal) {
       yield { type: "error", error: new ProviderError("budget", refusal.reason) };
       return;
@@ -190,6 +193,7 @@ export class ModelRouter implements ModelAccess {
     let pendingWaitMs = 0;
     let last: ProviderError | undefined;
     let lastRef: string | undefined;
+    const tried = new TriedModels();
     const maxAttempts = 3 + 2 * entries.reduce((n, e) => n + (this.#o.profiles[e.provider]?.length ?? 0), 0);
 
     while (attempt < maxAttempts) {
@@ -203,7 +207,7 @@ export class ModelRouter implements ModelAccess {
         const soonest = this.#soonest(entries);
         const waitMs = Math.max(0, soonest - clock.now());
         if (waitedMs + waitMs > this.#o.maxWaitMs) {
-          yield { type: "error", error: exhausted(last, entries, soonest, clock.now()) };
+          yield { type: "error", error: tried.final(exhausted(last, entries, soonest, clock.now())) };
           return;
         }
         const reason = last ?? new ProviderError("rate_limit", "every auth profile is cooling down");
@@ -259,7 +263,7 @@ export class ModelRouter implements ModelAccess {
             break;
           }
           if (event.type === "usage") {
-            const cost = this.#o.usage?.record(sessionKey, entry.ref, event.usage) ?? 0;
+            const cost = meter?.record(sessionKey, entry.ref, event.usage) ?? 0;
             tokens += totalTokens(event.usage);
             costUsd += cost;
             yield { ...event, costUsd: cost };
@@ -294,9 +298,10 @@ export class ModelRouter implements ModelAccess {
         return;
       }
       this.authProfiles.failed(entry.provider, profileId, failure);
+      tried.failed(entry.ref, failure.kind);
       route.pins.delete(entry.provider);
       if (!isCoolingKind(failure.kind)) {
-        yield { type: "error", error: failure };
+        yield { type: "error", error: tried.final(failure) };
         return;
       }
       this.#o.logger?.warn(
@@ -307,9 +312,10 @@ export class ModelRouter implements ModelAccess {
     }
     yield {
       type: "error",
-      error:
+      error: tried.final(
         last ??
-        new ProviderError("unknown", `gave up after ${attempt} attempts (${clock.now() - budgetStart} ms)`),
+          new ProviderError("unknown", `gave up after ${attempt} attempts (${clock.now() - budgetStart} ms)`),
+      ),
     };
   }
 
@@ -373,21 +379,4 @@ export class ModelRouter implements ModelAccess {
 /** The note the first request to a new model carries. */
 function switchNote(before: string, now: string): string {
   return `\n\n[Note: earlier replies in this conversation came from the model ${before}; you (${now}) are taking over. The transcript is yours: continue it as your own.]`;
-}
-
-/** Every profile is cooling past the wait budget: the last failure, or a plain reason. */
-function exhausted(
-  last: ProviderError | undefined,
-  entries: RouteEntry[],
-  soonest: number,
-  now: number,
-): ProviderError {
-  const secs = Number.isFinite(soonest) ? Math.ceil((soonest - now) / 1000) : undefined;
-  const models = entries.map((e) => e.ref).join(", ");
-  const message = `every auth profile of ${models} is cooling down${secs !== undefined ? ` (the first frees in ${secs} s)` : ""}${last ? `; last error: ${last.message}` : ""}`;
-  return new ProviderError(last?.kind ?? "rate_limit", message, {
-    cause: last,
-    ...(last?.provider ? { provider: last.provider } : {}),
-    ...(secs !== undefined ? { retryAfterMs: secs * 1000 } : {}),
-  });
 }

@@ -2,7 +2,8 @@
  * Prices in USD per million tokens, by `provider/model` pattern (`*` matches anything; the
  * most specific pattern — the one with the most literal characters — wins). The built-in table
  * covers current Anthropic and OpenAI models; `prices:` in the config is merged over it. Models
- * of named providers (local servers) and of the simulator cost 0 unless the config prices them.
+ * of named providers (local servers) cost 0 unless the config prices them; the simulator's calls
+ * are never priced (the router does not meter them).
  */
 import type { TokenUsage } from "../providers/types.js";
 

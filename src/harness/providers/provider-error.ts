@@ -9,6 +9,13 @@ export const RETRYABLE_KINDS: ReadonlySet<ProviderErrorKind> = new Set([
   "network",
 ]);
 
+/** One model a call tried and how each of its attempts failed (distinct kinds, in order). */
+export interface TriedModel {
+  /** `provider/model`. */
+  ref: string;
+  kinds: ProviderErrorKind[];
+}
+
 /** Every provider failure, normalized. */
 export class ProviderError extends Error {
   readonly kind: ProviderErrorKind;
@@ -17,6 +24,11 @@ export class ProviderError extends Error {
   readonly status: number | undefined;
   readonly provider: string | undefined;
   readonly requestId: string | undefined;
+  /**
+   * Set by the model router on the failure of a call that tried more than one model: each model
+   * with its failure kinds, in the order tried (so the person is told about every one).
+   */
+  readonly tried: readonly TriedModel[] | undefined;
   constructor(
     kind: ProviderErrorKind,
     message: string,
@@ -26,6 +38,7 @@ export class ProviderError extends Error {
       status?: number;
       provider?: string;
       requestId?: string;
+      tried?: readonly TriedModel[];
     } = {},
   ) {
     super(message, { cause: options.cause });
@@ -35,6 +48,7 @@ export class ProviderError extends Error {
     this.status = options.status;
     this.provider = options.provider;
     this.requestId = options.requestId;
+    this.tried = options.tried;
   }
   get retryable(): boolean {
     return RETRYABLE_KINDS.has(this.kind);

@@ -46,9 +46,12 @@ export interface UsageRepo {
   byDay(limit: number): Promise<UsageDay[]>;
   /** Calls at or after `since` (epoch ms), grouped; largest cost first, then most tokens, then key. */
   summarize(query: { since: number; by: UsageGrouping }): Promise<UsageSummaryRow[]>;
-  /** All calls at or after `since`: cost and tokens (input + output + cache read + write). */
+  /**
+   * All calls at or after `since`: cost and tokens (input + output + cache read + write). The
+   * caps read it, so the built-in simulator's calls (provider `simulator`) are left out.
+   */
   totalsSince(since: number): Promise<{ calls: number; tokens: number; costUsd: number }>;
-  /** Tokens of one session's calls at or after `since`. */
+  /** Tokens of one session's calls at or after `since`, the simulator's left out (see totalsSince). */
   sessionTokensSince(sessionKey: string, since: number): Promise<number>;
   /** Per profile, calls at or after `since`, by provider then profile id. */
   byProfileSince(since: number): Promise<ProfileUsage[]>;

@@ -68,6 +68,9 @@ const GROUP_KEY_SQL = {
   profile: "provider || ':' || profile_id",
 } as const satisfies Record<UsageGrouping, string>;
 
+/** The built-in simulator's provider name: its calls are listed but count against no cap. */
+const SIMULATOR = "simulator";
+
 const TOKENS_SQL = "input_tokens + output_tokens + cache_read_tokens + cache_write_tokens";
 
 /** The UTC calendar day (YYYY-MM-DD) of an epoch-ms time. */
@@ -129,12 +132,14 @@ export class SqliteUsageRepo implements UsageRepo {
       origin: summarize("origin"),
       profile: summarize("profile"),
     };
+    // The caps' totals leave the simulator's calls out: they cost nothing and use no real tokens.
     this.#totals = db.prepare(
       `SELECT COUNT(*) AS calls, COALESCE(SUM(${TOKENS_SQL}), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost_usd
-       FROM usage_calls WHERE at >= ?`,
+       FROM usage_calls WHERE at >= ? AND provider <> '${SIMULATOR}'`,
     );
     this.#sessionTokens = db.prepare(
-      `SELECT COALESCE(SUM(${TOKENS_SQL}), 0) AS tokens FROM usage_calls WHERE session_key = ? AND at >= ?`,
+      `SELECT COALESCE(SUM(${TOKENS_SQL}), 0) AS tokens FROM usage_calls
+       WHERE session_key = ? AND at >= ? AND provider <> '${SIMULATOR}'`,
     );
     this.#byProfile = db.prepare(
       `SELECT provider, profile_id, COUNT(*) AS calls, SUM(${TOKENS_SQL}) AS tokens, SUM(cost_usd) AS cost_usd

@@ -232,6 +232,27 @@ export function runsContract(ctx: StoreContext): void {
         ]);
       });
 
+      it("leaves simulated calls out of the totals the caps read (they are still listed)", async () => {
+        await commitRun(
+          runRecord("sim", {
+            sessionKey: "s1",
+            calls: [call(T0 + 1_000, "simulator/claude-x", "default", tokens(500, 50), 0)],
+          }),
+        );
+        await commitRun(
+          runRecord("real", {
+            sessionKey: "s1",
+            calls: [call(T0 + 2_000, "openai/gpt-x", "default", tokens(10, 1), 0.5)],
+          }),
+        );
+        expect(await store.usage.totalsSince(0)).toEqual({ calls: 1, tokens: 11, costUsd: 0.5 });
+        expect(await store.usage.sessionTokensSince("s1", 0)).toBe(11);
+        expect(await summary("model")).toEqual([
+          ["openai/gpt-x", 1, 11, 0.5],
+          ["simulator/claude-x", 1, 550, 0],
+        ]);
+      });
+
       it("orders groups of equal cost and tokens by key; a call counts on the UTC day it was made", async () => {
         const lateRun = Date.UTC(2024, 0, 14, 23, 59, 59);
         const early = Date.UTC(2024, 0, 15, 0, 0, 1);
