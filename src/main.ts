@@ -7,7 +7,7 @@ import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
 import { gatewayCronTools, startCron } from "./app/cron.js";
 import { Assignments } from "./app/assignments.js";
-import { HeartbeatAcks, heartbeatTools, startHeartbeat } from "./app/heartbeat.js";
+import { HeartbeatAcks, heartbeatStatus, heartbeatTools, startHeartbeat } from "./app/heartbeat.js";
 import { buildModelRouter } from "./app/models.js";
 import { openState } from "./app/state.js";
 import { runCli } from "./cli/main.js";
@@ -17,6 +17,7 @@ import { gatewayErrorStatus } from "./gateway/error-status.js";
 import { GatewayEvents } from "./gateway/events.js";
 import { Gateway, IntakeSwitch } from "./gateway/gateway.js";
 import type { CronScheduler } from "./cron/scheduler.js";
+import type { HeartbeatScheduler } from "./cron/heartbeat-scheduler.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
 import { claimOwnership } from "./gateway/owners.js";
@@ -79,6 +80,8 @@ async function assemble(
 
   const channels = new ChannelDirectory();
   let cron: CronScheduler | undefined;
+  /** Started last, once intake is open; status reads it before then as undefined. */
+  let heartbeat: HeartbeatScheduler | undefined;
   const acks = new HeartbeatAcks(clock);
   const poke = (dueNow?: boolean) => void (dueNow ? cron?.wakesDue() : cron?.tick());
   const tasks = new Assignments(config, { store, workspaceDir, channels, clock, logger, poke, lanes, usage });
@@ -234,6 +237,7 @@ async function assemble(
         workspaceDir,
         usage,
         authProfiles: models.authProfiles,
+        heartbeat: () => heartbeatStatus(config, heartbeat, { workspaceDir, clock, usage }),
       }),
   });
 
@@ -262,7 +266,7 @@ async function assemble(
   leases.start();
   onOpened("session leases", () => leases.stop());
   const background = { store, lanes, turns, clock, logger, usage };
-  const heartbeat = startHeartbeat(config, { ...background, workspaceDir, acks });
+  heartbeat = startHeartbeat(config, { ...background, workspaceDir, acks });
   cron = await startCron(config, { ...background, channels, metrics, events, assignments: tasks });
   logger.info(
     {

@@ -12,11 +12,15 @@ import { TtlCache } from "../util/ttl-cache.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../config/schema.js";
-import { HeartbeatScheduler } from "../cron/heartbeat-scheduler.js";
+import { type BeatOutcome, HeartbeatScheduler } from "../cron/heartbeat-scheduler.js";
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
 import { heartbeatTurn } from "../gateway/turn-sources.js";
-import { isHeartbeatChecklistEmpty } from "../harness/heartbeat.js";
+import {
+  type HeartbeatCondition,
+  heartbeatCondition,
+  isHeartbeatChecklistEmpty,
+} from "../harness/heartbeat.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -82,6 +86,40 @@ export function startHeartbeat(
   });
   scheduler.start();
   return scheduler;
+}
+
+/** What `status` shows of the heartbeat: its condition, cadence, next and last beat. */
+export interface HeartbeatStatus extends HeartbeatCondition {
+  everyMs: number;
+  /** Epoch ms; absent when off. */
+  nextBeatAt?: number;
+  lastBeat?: { at: number; outcome: BeatOutcome };
+}
+
+/** The heartbeat's status now (HEARTBEAT.md read afresh). */
+export async function heartbeatStatus(
+  config: Config,
+  scheduler: HeartbeatScheduler | undefined,
+  deps: { workspaceDir: string; clock: Clock; usage?: { backgroundPaused(): boolean } },
+): Promise<HeartbeatStatus> {
+  const { everyMs, activeHours } = config.heartbeat;
+  const checklist = await readFile(join(deps.workspaceDir, "HEARTBEAT.md"), "utf8").catch(() => undefined);
+  const condition = heartbeatCondition({
+    everyMs,
+    checklist,
+    ...(activeHours
+      ? { active: withinHours(deps.clock.now(), activeHours, activeHours.tz ?? config.cron.timezone) }
+      : {}),
+    spendPaused: deps.usage?.backgroundPaused() === true,
+  });
+  const next = scheduler?.nextBeatAt;
+  const last = scheduler?.lastBeat;
+  return {
+    ...condition,
+    everyMs,
+    ...(next !== undefined && condition.state !== "off" ? { nextBeatAt: next } : {}),
+    ...(last ? { lastBeat: last } : {}),
+  };
 }
 
 /** Whether `now` is within `hours` (local to `tz`, default the machine's); end before start spans midnight. */

@@ -10,7 +10,9 @@ import { join } from "node:path";
 
 import { chooseProvider } from "../config/provider-choice.js";
 import { coolingLines, coolingProfiles, type SpendCaps, spendSummary } from "../gateway/status-snapshot.js";
-import { resolveHome } from "../config/home.js";
+import { resolveHome, workspaceDirOf } from "../config/home.js";
+import { heartbeatCondition, type HeartbeatCondition } from "../harness/heartbeat.js";
+import { readFileSync } from "node:fs";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { type FoundGateway, describeSource, findGateway, ignoredRuntimeNote } from "./find-gateway.js";
 import { GatewayRequestError, requestGateway } from "./gateway-client.js";
@@ -53,6 +55,7 @@ interface StatusBody {
   /** Each channel account, with its connection state where it has one. */
   channels?: Array<{ name: string; accountId: string; state?: string; detail?: string }>;
   auth?: { cooling: CoolingProfile[] };
+  heartbeat?: HeartbeatLine;
   spend?: {
     day: string;
     spendUsd: number;
@@ -62,6 +65,13 @@ interface StatusBody {
 }
 
 type CoolingProfile = ReturnType<typeof coolingProfiles>[number];
+
+/** The heartbeat as /v1/status reports it (app/heartbeat.ts `HeartbeatStatus`). */
+interface HeartbeatLine extends HeartbeatCondition {
+  everyMs: number;
+  nextBeatAt?: number;
+  lastBeat?: { at: number; outcome: string };
+}
 
 /** What `status --json` prints when no gateway answers. */
 interface OfflineReport {
@@ -84,6 +94,8 @@ interface OfflineReport {
   deadReplies: DeadReply[];
   /** Auth profiles cooling now (read from the database). */
   auth?: { cooling: CoolingProfile[] };
+  /** The heartbeat a gateway would run, from the configuration and HEARTBEAT.md. */
+  heartbeat?: HeartbeatLine;
 }
 
 /** Runs `switchyard status`; resolves with the exit code. */
@@ -137,6 +149,7 @@ export async function runStatus(options: CliOptions): Promise<number> {
     `outbox    ${formatCounts(b.outbox)}`,
     `runs      ${formatCounts(b.runs)}; ${b.sessions} sessions`,
     ...channelLines(b.channels ?? []),
+    ...(b.heartbeat ? [heartbeatLine(b.heartbeat, Date.now())] : []),
     ...(b.spend ? [`spend     today (${b.spend.day} UTC): ${spendSummary(b.spend, b.spend.limits)}`] : []),
     ...coolingLines(b.auth?.cooling ?? [], Date.now()),
     ...deadLines(b.deadReplies),
@@ -156,6 +169,17 @@ async function offlineStatus(options: CliOptions, found: FoundGateway, reason: s
   if (config) {
     report.model = config.agent.model;
     report.simulated = chooseProvider(config, process.env).simulated;
+    const hb = join(workspaceDirOf(config, found.home), "HEARTBEAT.md");
+    let checklist: string | undefined;
+    try {
+      checklist = readFileSync(hb, "utf8");
+    } catch {
+      checklist = undefined;
+    }
+    report.heartbeat = {
+      ...heartbeatCondition({ everyMs: config.heartbeat.everyMs, checklist }),
+      everyMs: config.heartbeat.everyMs,
+    };
   } else if (problem) report.configProblem = problem.message;
 
   const dbPath = join(found.home, "switchyard.db");
@@ -201,6 +225,7 @@ async function offlineStatus(options: CliOptions, found: FoundGateway, reason: s
   if (note) lines.push(note);
   if (!report.database) {
     lines.push(`no database at ${dbPath} either: the gateway has not run with this home folder`);
+    if (report.heartbeat) lines.push(heartbeatLine(report.heartbeat, Date.now()));
     process.stdout.write(`${lines.join("\n")}\n`);
     return 1;
   }
@@ -212,12 +237,41 @@ async function offlineStatus(options: CliOptions, found: FoundGateway, reason: s
   } else
     lines.push(`model     unknown: ${report.configProblem ?? "no configuration"} (see switchyard doctor)`);
   if (report.databaseProblem) lines.push(`database problem: ${report.databaseProblem}`);
+  if (report.heartbeat) lines.push(heartbeatLine(report.heartbeat, Date.now()));
   if (report.inbox) lines.push(`inbox     ${formatInbox(report.inbox)}`);
   if (report.outbox) lines.push(`outbox    ${formatCounts(report.outbox)}`);
   lines.push(...coolingLines(report.auth?.cooling ?? [], Date.now()));
   lines.push(...deadLines(report.deadReplies));
   process.stdout.write(`${lines.join("\n")}\n`);
   return 1;
+}
+
+/**
+ * `heartbeat on, every 30 min; next beat 14:30:00 (in 12 min); last 14:00:00 enqueued`, or SKIPPED
+ * or off with the reason.
+ */
+export function heartbeatLine(h: HeartbeatLine, now: number): string {
+  if (h.state === "off") return `heartbeat off (${h.reason ?? "disabled"})`;
+  const every = `every ${formatEvery(h.everyMs)}`;
+  const next =
+    h.nextBeatAt !== undefined
+      ? `; next beat ${new Date(h.nextBeatAt).toTimeString().slice(0, 8)} (in ${formatEvery(Math.max(0, h.nextBeatAt - now))})`
+      : "";
+  const last = h.lastBeat
+    ? `; last ${new Date(h.lastBeat.at).toTimeString().slice(0, 8)} ${h.lastBeat.outcome.replace("_", " ")}`
+    : "";
+  return h.state === "skipped"
+    ? `heartbeat SKIPPED: ${h.reason ?? "nothing to check"}; ${every}${next}${last}`
+    : `heartbeat on, ${every}${next}${last}`;
+}
+
+/** 30 min, 2 h, 45 s, 1 h 30 min. */
+function formatEvery(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min`;
+  return m % 60 === 0 ? `${m / 60} h` : `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
 function emptyReport(): OfflineReport {

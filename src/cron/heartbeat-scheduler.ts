@@ -43,6 +43,7 @@ export class HeartbeatScheduler {
   #timer: TimerHandle | undefined;
   #nextAtMs = 0;
   #stopped = true;
+  #last: { at: number; outcome: BeatOutcome } | undefined;
 
   /** @throws RangeError when `everyMs` is not a positive integer. */
   constructor(options: HeartbeatSchedulerOptions) {
@@ -68,8 +69,25 @@ export class HeartbeatScheduler {
     this.#timer = undefined;
   }
 
+  /** When the next beat fires (epoch ms); undefined while stopped. */
+  get nextBeatAt(): number | undefined {
+    return this.#stopped ? undefined : this.#nextAtMs;
+  }
+
+  /** The last beat: when it fired and what it did; undefined before the first. */
+  get lastBeat(): { at: number; outcome: BeatOutcome } | undefined {
+    return this.#last;
+  }
+
   /** One beat now (also what the timer calls). Never throws: failures are logged. */
   async beat(): Promise<BeatOutcome> {
+    const at = this.#clock.now();
+    const outcome = await this.#beat();
+    this.#last = { at, outcome };
+    return outcome;
+  }
+
+  async #beat(): Promise<BeatOutcome> {
     const { logger } = this.#o;
     try {
       if (this.#o.isActive && !this.#o.isActive(this.#clock.now())) {

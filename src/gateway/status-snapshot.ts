@@ -2,7 +2,8 @@
  * What `GET /v1/status` answers (and `switchyard status` prints): readiness, the model and
  * whether it is simulated, lanes and model-call slots, inbox and outbox counts (chat commands
  * and group context apart from refusals), runs, sessions, undelivered replies, channels, the
- * auth profiles that are cooling (a rejected key is a warning), today's spend and the caps.
+ * auth profiles that are cooling (a rejected key is a warning), today's spend and the caps, and
+ * the heartbeat (on, off or skipped and why, the next beat).
  */
 import type { AuthProfileState } from "../store/repos/auth-profile-repo.js";
 import type { Store } from "../store/types.js";
@@ -28,6 +29,8 @@ export interface StatusSources {
   workspaceDir: string;
   /** The live auth-profile health (the store lags it by the write-behind). */
   authProfiles?: { all(): AuthProfileState[] };
+  /** The heartbeat's state (on, off or skipped and why, next beat). */
+  heartbeat?: () => Promise<object>;
   /** Today's spend and the caps. */
   usage?: { today(): { day: string; spendUsd: number; tokens: number }; readonly limits: object };
 }
@@ -119,5 +122,6 @@ export async function statusSnapshot(s: StatusSources) {
       cooling: coolingProfiles(s.authProfiles?.all() ?? (await store.authProfiles.list()), s.clock.now()),
     },
     ...(s.usage ? { spend: { ...s.usage.today(), limits: s.usage.limits } } : {}),
+    ...(s.heartbeat ? { heartbeat: await s.heartbeat() } : {}),
   };
 }

@@ -53,3 +53,38 @@ export function heartbeatDelivery(answer: string, ackMaxChars: number): string |
   if (acknowledged && text.length <= ackMaxChars) return null;
   return text;
 }
+
+/** Whether beats run now, and why not: what `status` shows of the heartbeat. */
+export interface HeartbeatCondition {
+  /** `off`: no beats at all; `skipped`: beats fire but make no model call; `on`: they run. */
+  state: "off" | "skipped" | "on";
+  /** Why it is off or skipped. */
+  reason?: string;
+}
+
+/**
+ * The heartbeat's condition from its settings and HEARTBEAT.md's text (`undefined`: no such
+ * file). The first reason that applies wins, in the order a beat checks them.
+ */
+export function heartbeatCondition(o: {
+  everyMs: number;
+  checklist: string | undefined;
+  /** False outside `heartbeat.activeHours`. */
+  active?: boolean;
+  /** True while the daily spend cap pauses background work. */
+  spendPaused?: boolean;
+}): HeartbeatCondition {
+  if (o.everyMs === 0) return { state: "off", reason: "heartbeat.everyMs is 0" };
+  if (o.active === false) return { state: "skipped", reason: "outside heartbeat.activeHours" };
+  if (o.spendPaused)
+    return { state: "skipped", reason: "the daily spend cap (limits.dailySpendUsd) is reached" };
+  if (o.checklist === undefined)
+    return { state: "skipped", reason: "there is no HEARTBEAT.md in the workspace: nothing to check" };
+  if (isHeartbeatChecklistEmpty(o.checklist))
+    return {
+      state: "skipped",
+      reason:
+        "HEARTBEAT.md has nothing to act on (only headers, comments or empty items): add a checklist item",
+    };
+  return { state: "on" };
+}

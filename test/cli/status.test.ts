@@ -236,6 +236,11 @@ describe("switchyard status offline", () => {
       inbox: null,
       outbox: null,
       deadReplies: [],
+      heartbeat: {
+        state: "skipped",
+        reason: "there is no HEARTBEAT.md in the workspace: nothing to check",
+        everyMs: 1_800_000,
+      },
     });
   });
 

@@ -131,6 +131,20 @@ describe("HeartbeatScheduler", () => {
       /everyMs must be a positive integer, got 0/,
     );
   });
+
+  it("says when the next beat fires and what the last one did (status reads them)", async () => {
+    const start = clock.now();
+    const { scheduler } = setup({ idle: true });
+    expect(scheduler.nextBeatAt).toBeUndefined();
+    scheduler.start();
+    expect(scheduler.nextBeatAt).toBe(start + 60_000);
+    expect(scheduler.lastBeat).toBeUndefined();
+    await clock.advanceAsync(60_000);
+    expect(scheduler.lastBeat).toEqual({ at: start + 60_000, outcome: "skipped_idle" });
+    expect(scheduler.nextBeatAt).toBe(start + 120_000);
+    scheduler.stop();
+    expect(scheduler.nextBeatAt).toBeUndefined();
+  });
 });
 
 function baseOptions() {
