@@ -256,7 +256,8 @@ export interface MailboxEntry {
   replyTo?: string;
   /**
    * What produced it: the trigger of the run that wrote it ("user", "cron", "heartbeat", "wake",
-   * "assignment", …), or "gateway" for the gateway's own answers (commands, notices).
+   * "assignment", …); for a row no run wrote, "cron" (a job's notice), "assignment" (a report to
+   * its owner) or "gateway" (commands, the gateway's own notices).
    */
   origin: string;
 }

@@ -80,7 +80,7 @@ export class AnswerWaiters {
       text: r.text,
       createdAt: r.createdAt,
       ...(r.replyTo ? { replyTo: r.replyTo } : {}),
-      origin: (r.runId && triggers.get(r.runId)) || "gateway",
+      origin: (r.runId && triggers.get(r.runId)) || runlessOrigin(r.sessionKey),
     }));
   }
 
@@ -158,4 +158,13 @@ export class AnswerWaiters {
       { unref: true },
     );
   }
+}
+
+/**
+ * Who wrote a mailbox row that no run wrote, by its session (`agent:<id>:cron:<job>`,
+ * `agent:<id>:task:<id>`): a job's notice, an assignment's report, else the gateway itself.
+ */
+function runlessOrigin(sessionKey: string): string {
+  const kind = sessionKey.split(":")[2];
+  return kind === "cron" ? "cron" : kind === "task" ? "assignment" : "gateway";
 }

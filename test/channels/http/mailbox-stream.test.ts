@@ -54,7 +54,11 @@ async function setup(options: { token?: string; pollMs?: number } = {}) {
     store.close();
   });
   /** Sends a reply to `sender`'s mailbox as a delivering commit does (with the in-process hint). */
-  const deliver = async (sender: string, text: string, over: { replyTo?: string; hint?: boolean } = {}) => {
+  const deliver = async (
+    sender: string,
+    text: string,
+    over: { replyTo?: string; hint?: boolean; sessionKey?: string } = {},
+  ) => {
     const target: ChatTarget = { channel: "console", accountId: "default", chatId: sender };
     await store.outbox.insert(
       [
@@ -68,7 +72,7 @@ async function setup(options: { token?: string; pollMs?: number } = {}) {
           ...(over.replyTo ? { replyTo: over.replyTo } : {}),
         },
       ],
-      `agent:main:console:dm:${sender}`,
+      over.sessionKey ?? `agent:main:console:dm:${sender}`,
       Date.now(),
     );
     if (over.hint !== false) events.emit({ type: "replies_committed" });
@@ -113,12 +117,14 @@ describe("the console mailbox stream", () => {
     expect(s.frames[0]?.event).toBe("ready");
     const end = Number(s.frames[0]?.id);
     expect(end).toBeGreaterThan(0);
-    await deliver("ann", "cron says hi", { replyTo: undefined });
+    await deliver("ann", "a gateway notice");
     await deliver("ann", "answer to m-1", { replyTo: "m-1" });
-    await until(() => s.replies().length === 2, "two replies");
+    await deliver("ann", "task report", { sessionKey: "agent:main:task:t1" });
+    await until(() => s.replies().length === 3, "three replies");
     expect(s.replies()).toEqual([
-      expect.objectContaining({ text: "cron says hi", origin: "gateway" }),
+      expect.objectContaining({ text: "a gateway notice", origin: "gateway" }),
       expect.objectContaining({ text: "answer to m-1", replyTo: "m-1" }),
+      expect.objectContaining({ text: "task report", origin: "assignment" }),
     ]);
     expect(s.replies()[0]!.id).toBeGreaterThan(end);
     expect(s.replies()[1]!.id).toBeGreaterThan(s.replies()[0]!.id);
