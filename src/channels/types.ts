@@ -246,18 +246,37 @@ export interface ChatAnswer {
   usage?: AnswerUsage;
 }
 
+/** One reply in a recipient's mailbox (the HTTP and console channels). */
+export interface MailboxEntry {
+  /** Its mailbox cursor: pass it as `after` (or `Last-Event-ID`) to read on after it. */
+  id: number;
+  text: string;
+  createdAt: number;
+  /** The platform id of the message it answers (the client's `id` on POST), when it answers one. */
+  replyTo?: string;
+  /**
+   * What produced it: the trigger of the run that wrote it ("user", "cron", "heartbeat", "wake",
+   * "assignment", …); for a row no run wrote, "cron" (a job's notice), "assignment" (a report to
+   * its owner) or "gateway" (commands, the gateway's own notices).
+   */
+  origin: string;
+}
+
 /**
  * For channels that answer in the same exchange (HTTP, console): wait for a committed
  * message's outcome, and read replies that were delivered while nobody was waiting.
  */
 export interface AnswerSource {
   waitForAnswer(inboxId: number, signal?: AbortSignal): Promise<ChatAnswer>;
-  /** Replies sent on `channel` to `recipientId` with id > afterId (a mailbox). */
-  listReplies(
-    channel: ChannelName,
-    recipientId: string,
-    afterId: number,
-  ): Promise<Array<{ id: number; text: string; createdAt: number }>>;
+  /** Replies sent on `channel` to `recipientId` with cursor > afterId (a mailbox), in cursor order. */
+  listReplies(channel: ChannelName, recipientId: string, afterId: number): Promise<MailboxEntry[]>;
+  /** The last cursor of that mailbox (0 when empty): where a reader of only what comes next starts. */
+  mailboxEnd(channel: ChannelName, recipientId: string): Promise<number>;
+  /**
+   * Calls `listener` whenever replies may have been sent in this process (a hint to read the
+   * mailbox now); returns the unsubscribe function. Absent: readers only poll.
+   */
+  onReplies?(listener: () => void): () => void;
 }
 
 /** Where a channel registers HTTP routes on the gateway's server (webhooks, the HTTP API). */

@@ -1,14 +1,19 @@
 /**
  * `switchyard chat`: an interactive terminal chat with the running gateway, over the console
- * channel (`POST /v1/console`, streamed). Replies print as they are generated. The gateway is
- * found like `status` finds it, and the configured token goes along.
+ * channel (`POST /v1/console`, streamed). Replies print as they are generated; what reaches the
+ * sender's mailbox in the background (cron, heartbeat, assignments) prints on its own line as it
+ * arrives (see mailbox-follower.ts). The gateway is found like `status` finds it, and the
+ * configured token goes along.
  */
+import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
-import { createInterface } from "node:readline/promises";
+import { type Interface, createInterface } from "node:readline/promises";
 import { normalizeSender, senderProblem } from "../channels/http/sender.js";
 import { type FoundGateway, findGateway } from "./find-gateway.js";
 import { GatewayRequestError, requestGateway } from "./gateway-client.js";
 import type { CliOptions } from "./main.js";
+import { type FollowedReply, MailboxFollower } from "./mailbox-follower.js";
+import { readSseFrames } from "./sse-frames.js";
 
 /** How long the gateway may take to answer the readiness and status checks. */
 const CHECK_TIMEOUT_MS = 3_000;
@@ -66,37 +71,90 @@ export async function runChat(options: CliOptions): Promise<number> {
     process.stderr.write(`switchyard chat: ${err.message}${hint}\n`);
     return 1;
   }
+  const tty = process.stdin.isTTY === true;
+  /** Set while the prompt waits for input: a background line must redraw it. */
+  let atPrompt: Interface | undefined;
+  const background = (line: string) => {
+    const rl = atPrompt;
+    if (!rl) return void process.stdout.write(`${line}\n`);
+    // Clear the prompt line (a TTY) or end it (a pipe), print, then redraw the prompt and what was typed.
+    process.stdout.write(tty ? `\r\x1b[2K${line}\n` : `\n${line}\n`);
+    rl.prompt(true);
+  };
+  const follower = new MailboxFollower({
+    found,
+    path: "/v1/console/events",
+    sender,
+    print: (reply) => background(formatBackground(reply)),
+    note: (line) => background(`(${line})`),
+  });
+  await follower.start(CHECK_TIMEOUT_MS);
+  // Created after every wait: lines (and the end of a piped input) that came before it would be lost.
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty });
+  rl.setPrompt("you> ");
+  // Ctrl-C ends the chat, also while an answer streams (the gateway still finishes the turn,
+  // and its answer goes to the mailbox).
+  const quit = new AbortController();
+  rl.on("SIGINT", () => {
+    quit.abort(new Error("chat ended"));
+    rl.close();
+  });
   process.stdout.write(
     `Connected to ${found.url} as "${sender}" — model ${status.model ?? "?"}${status.simulated ? " (SIMULATED replies: no API key configured)" : ""}.\nType a message; /help for commands, Ctrl-D to quit.\n`,
   );
-  const rl = createInterface({
-    input: process.stdin,
-    output: process.stdout,
-    terminal: process.stdin.isTTY === true,
-  });
-  rl.setPrompt("you> ");
-  rl.prompt();
-  for await (const line of rl) {
-    const text = line.trim();
-    if (text.length > 0) {
-      try {
-        await sendAndStream(found, sender, text);
-      } catch (err) {
-        process.stdout.write(`\n(error: ${(err as Error).message})\n`);
-      }
-    }
+  try {
     rl.prompt();
+    atPrompt = rl;
+    for await (const line of rl) {
+      atPrompt = undefined;
+      const text = line.trim();
+      if (text.length > 0) {
+        const id = randomUUID();
+        follower.hold();
+        let printed = false;
+        try {
+          printed = await sendAndStream(found, sender, text, id, quit.signal);
+        } catch (err) {
+          if (!quit.signal.aborted) process.stdout.write(`\n(error: ${(err as Error).message})\n`);
+        } finally {
+          follower.release(id, printed);
+        }
+      }
+      if (quit.signal.aborted) break;
+      rl.prompt();
+      atPrompt = rl;
+    }
+  } finally {
+    atPrompt = undefined;
+    await follower.stop();
   }
   process.stdout.write("\n");
   return 0;
 }
 
-async function sendAndStream(found: FoundGateway, sender: string, text: string): Promise<void> {
+/** A background reply's line: its origin in brackets ("[cron] agent> …"). */
+export function formatBackground(reply: Pick<FollowedReply, "origin" | "text">): string {
+  const origin = reply.origin === "user" ? "reply" : reply.origin === "gateway" ? "notice" : reply.origin;
+  return `[${origin}] agent> ${reply.text}`;
+}
+
+/**
+ * Sends one message (client id `id`) and prints its streamed answer; true once the answer
+ * (`done`, or the refusal) was printed, so the same replies in the mailbox are not shown again.
+ */
+async function sendAndStream(
+  found: FoundGateway,
+  sender: string,
+  text: string,
+  id: string,
+  signal: AbortSignal,
+): Promise<boolean> {
   // No time limit: the gateway's progress watchdog bounds a turn, and Ctrl-C ends the chat.
   const res = await requestGateway(found, "/v1/console", {
     method: "POST",
     headers: { "content-type": "application/json", accept: "text/event-stream" },
-    body: JSON.stringify({ sender, text }),
+    body: JSON.stringify({ sender, text, id }),
+    signal,
   });
   if (!res.ok || !res.body) {
     const body = await res.text();
@@ -104,35 +162,27 @@ async function sendAndStream(found: FoundGateway, sender: string, text: string):
   }
   process.stdout.write("agent> ");
   let streamed = false;
-  let buffer = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      end = buffer.indexOf("\n\n");
-      const event = /^event: (.*)$/m.exec(frame)?.[1];
-      const data = /^data: (.*)$/m.exec(frame)?.[1];
-      if (!event || !data) continue;
-      const payload = JSON.parse(data) as {
-        text?: string;
-        replies?: Array<{ text: string }>;
-        error?: { message: string };
-      };
-      if (event === "delta" && payload.text) {
-        streamed = true;
-        process.stdout.write(payload.text);
-      } else if (event === "done") {
-        if (!streamed) process.stdout.write((payload.replies ?? []).map((r) => r.text).join("\n\n"));
-        else if (payload.replies?.length === 0) process.stdout.write("(no reply)");
-      } else if (event === "error") {
-        process.stdout.write(`(rejected: ${payload.error?.message ?? "unknown"})`);
-      }
+  let done = false;
+  for await (const frame of readSseFrames(res.body as AsyncIterable<Uint8Array>)) {
+    const payload = JSON.parse(frame.data) as {
+      text?: string;
+      replies?: Array<{ text: string }>;
+      error?: { message: string };
+    };
+    if (frame.event === "delta" && payload.text) {
+      streamed = true;
+      process.stdout.write(payload.text);
+    } else if (frame.event === "done") {
+      done = true;
+      if (!streamed) process.stdout.write((payload.replies ?? []).map((r) => r.text).join("\n\n"));
+      else if (payload.replies?.length === 0) process.stdout.write("(no reply)");
+    } else if (frame.event === "error") {
+      done = true;
+      process.stdout.write(`(rejected: ${payload.error?.message ?? "unknown"})`);
     }
   }
   process.stdout.write("\n");
+  return done;
 }
 
 /** The account's user name, when $USER is not set. */

@@ -4,7 +4,7 @@
  * waits, the finished state of the awaited rows is read back every `pollMs`, so a message
  * answered by another gateway process on the same database still reaches its request.
  */
-import type { ChatAnswer, ChannelName } from "../channels/types.js";
+import type { ChatAnswer, ChannelName, MailboxEntry } from "../channels/types.js";
 import type { Store } from "../store/types.js";
 import type { Clock, TimerHandle } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -69,9 +69,31 @@ export class AnswerWaiters {
    * Replies delivered on `channel` to `recipientId` after mailbox cursor `after` (the HTTP
    * mailbox); each reply's `id` is its cursor, in delivery order, never skipping one.
    */
-  async listReplies(channel: ChannelName, recipientId: string, after: number) {
-    const rows = await this.#o.store.outbox.listMailbox(channel, recipientId, after, 100);
-    return rows.map((r) => ({ id: r.mailboxCursor, text: r.text, createdAt: r.createdAt }));
+  async listReplies(channel: ChannelName, recipientId: string, after: number): Promise<MailboxEntry[]> {
+    const { store } = this.#o;
+    const rows = await store.outbox.listMailbox(channel, recipientId, after, 100);
+    const runIds = [...new Set(rows.flatMap((r) => (r.runId ? [r.runId] : [])))];
+    const runs = await Promise.all(runIds.map((id) => store.runs.get(id)));
+    const triggers = new Map(runs.flatMap((run) => (run ? [[run.runId, run.trigger] as const] : [])));
+    return rows.map((r) => ({
+      id: r.mailboxCursor,
+      text: r.text,
+      createdAt: r.createdAt,
+      ...(r.replyTo ? { replyTo: r.replyTo } : {}),
+      origin: (r.runId && triggers.get(r.runId)) || runlessOrigin(r.sessionKey),
+    }));
+  }
+
+  /** The last cursor of one recipient's mailbox (0 when empty). */
+  mailboxEnd(channel: ChannelName, recipientId: string): Promise<number> {
+    return this.#o.store.outbox.mailboxEnd(channel, recipientId);
+  }
+
+  /** Calls `listener` on every reply commit of this process (see AnswerSource.onReplies). */
+  onReplies(listener: () => void): () => void {
+    return this.#o.events.on((event) => {
+      if (event.type === "replies_committed" || event.type === "turn_committed") listener();
+    });
   }
 
   /** Waiters still open (for tests and status). */
@@ -136,4 +158,13 @@ export class AnswerWaiters {
       { unref: true },
     );
   }
+}
+
+/**
+ * Who wrote a mailbox row that no run wrote, by its session (`agent:<id>:cron:<job>`,
+ * `agent:<id>:task:<id>`): a job's notice, an assignment's report, else the gateway itself.
+ */
+function runlessOrigin(sessionKey: string): string {
+  const kind = sessionKey.split(":")[2];
+  return kind === "cron" ? "cron" : kind === "task" ? "assignment" : "gateway";
 }

@@ -79,7 +79,14 @@ describe("switchyard chat", () => {
   });
 
   const consoleBodies = () =>
-    gateway.seen.filter((s) => s.path === "/v1/console").map((s) => JSON.parse(s.body) as { sender: string });
+    gateway.seen
+      .filter((s) => s.path === "/v1/console")
+      .map((s) => {
+        // Each message carries a fresh client id (the mailbox names its answer by it).
+        const { id, ...body } = JSON.parse(s.body) as { sender: string; id: string };
+        expect(id).toMatch(/^[0-9a-f-]{36}$/);
+        return body;
+      });
 
   it("sends a sender name of any script as typed", async () => {
     const r = await runCli(["chat", "--url", gateway.url, "--sender", "josé"], { input: "hola\n" });

@@ -1,7 +1,8 @@
 /**
  * Helpers for CLI tests that need the test process's event loop while the CLI runs (an
- * in-process fake server answering it): the CLI is spawned asynchronously from source, and a
- * home folder can be seeded with an undelivered (dead) reply.
+ * in-process fake server answering it): the CLI is spawned asynchronously from source (or kept
+ * running with its stdin open, as a person at a terminal), and a home folder can be seeded with
+ * an undelivered (dead) reply.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -68,6 +69,59 @@ export function runCli(
       done({ code, out, err });
     });
   });
+}
+
+/** A CLI run that is still going: its output so far, its stdin, and its exit. */
+export interface LiveCli {
+  out(): string;
+  err(): string;
+  /** Writes to its stdin. */
+  type(text: string): void;
+  /** Ends its stdin (Ctrl-D) and resolves with the exit code. */
+  end(): Promise<number | null>;
+  /** Resolves with the exit code once it exits. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `switchyard <args>` from source as {@link runCli} does, with stdin kept open for
+ * {@link LiveCli.type}; killed after `timeoutMs` (default 60 s) if still running.
+ */
+export function startCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): LiveCli {
+  const cwd = options.cwd ?? tempDir();
+  const child = spawn(process.execPath, ["--import", TSX, join(ROOT, "test/helpers/cli-entry.ts"), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, HOME: cwd, ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+  const exited = new Promise<number | null>((done) =>
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      done(code);
+    }),
+  );
+  return {
+    out: () => out,
+    err: () => err,
+    type: (text) => child.stdin?.write(text),
+    end: () => {
+      child.stdin?.end();
+      return exited;
+    },
+    exited,
+  };
 }
 
 /** A port nothing listens on (it was free a moment ago). */

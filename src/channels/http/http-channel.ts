@@ -3,8 +3,8 @@
  * - `POST /v1/chat` `{"sender","text","id"?}` → `{"sessionKey","replies":[{"text"}]}` after the run,
  *   or a live stream with `Accept: text/event-stream` (`delta` events, then `done`);
  * - `POST /v1/chat/completions`, OpenAI-compatible (`user` names the sender; `stream: true` streams chunks);
- * - `GET /v1/chat/replies?sender=&after=` — replies delivered while no request was waiting
- *   (e.g. answered after a restart).
+ * - `GET /v1/chat/replies?sender=&after=` — the sender's mailbox: every reply delivered to it;
+ * - `GET /v1/chat/events?sender=` — the same mailbox as a live SSE stream (see mailbox-stream.ts).
  * The console channel (`switchyard chat`) is the same adapter under another name and path.
  */
 import { randomUUID } from "node:crypto";
@@ -23,6 +23,7 @@ import type {
 } from "../types.js";
 import { ChannelSendError } from "../errors.js";
 import { LiveText } from "./live-text.js";
+import { MailboxStreams } from "./mailbox-stream.js";
 import { OpenAIEndpoint } from "./openai-endpoint.js";
 import { normalizeSender, senderProblem } from "./sender.js";
 import { openSse } from "./sse.js";
@@ -46,6 +47,8 @@ export interface HttpChannelOptions {
   keepAliveMs?: number;
   /** The model id the OpenAI-compatible `GET /v1/models` lists (default "switchyard"). */
   modelId?: string;
+  /** How often an open mailbox stream reads the store without an in-process hint (default 1,000 ms). */
+  mailboxPollMs?: number;
 }
 
 /** Where streamed text is routed: the turn's target, naming the messages it answers. */
@@ -66,6 +69,7 @@ export class HttpChannel implements Channel {
   #sink: InboundSink | undefined;
   /** Streaming requests in flight by the inbox id they wait for. */
   readonly #byInbox = new Map<number, Set<LiveText>>();
+  readonly #mailboxes: MailboxStreams;
 
   constructor(options: HttpChannelOptions) {
     this.#o = options;
@@ -73,6 +77,16 @@ export class HttpChannel implements Channel {
     const base = options.basePath;
     options.server.route("POST", base, (req, res) => this.#chat(req, res));
     options.server.route("GET", `${base}/replies`, (_req, res, url) => this.#replies(res, url));
+    this.#mailboxes = new MailboxStreams({
+      channel: options.name,
+      answers: options.answers,
+      ...(options.mailboxPollMs !== undefined ? { pollMs: options.mailboxPollMs } : {}),
+      ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
+    });
+    options.server.route("GET", `${base}/events`, async (req, res, url) => {
+      if (!this.#sink) throw new HttpError(503, `the ${this.name} channel is not started`, "unavailable");
+      await this.#mailboxes.serve(req, res, url);
+    });
     if (options.openaiCompatible) {
       const modelId = options.modelId ?? "switchyard";
       const endpoint = new OpenAIEndpoint(
@@ -99,9 +113,10 @@ export class HttpChannel implements Channel {
     this.#sink = sink;
   }
 
-  /** Stops intake: new requests are answered 503. Idempotent. */
+  /** Stops intake: new requests are answered 503, open mailbox streams end. Idempotent. */
   async stop(): Promise<void> {
     this.#sink = undefined;
+    this.#mailboxes.endAll();
   }
 
   /**

@@ -159,6 +159,11 @@ export interface OutboxRepo {
    * place. Cursors of rows sent before schema 5 are their ids, so a client's old `after` holds.
    */
   listMailbox(channel: string, recipientId: string, after: number, limit: number): Promise<MailboxReply[]>;
+  /**
+   * The last cursor one recipient's mailbox on one channel handed out (0 for an empty mailbox):
+   * a reader that starts here sees only what is sent from now on.
+   */
+  mailboxEnd(channel: string, recipientId: string): Promise<number>;
   listByState(state: OutboxState, limit: number): Promise<OutboxRecord[]>;
   countByState(): Promise<Record<OutboxState, number>>;
   /**

@@ -98,6 +98,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
   readonly #forRun: Statement<[string], OutboxRow>;
   readonly #insertTx: Transaction<(rows: readonly OutboxInsert[], sessionKey: string, now: number) => void>;
   readonly #mailbox: Statement<[string, string, number, number], OutboxRow>;
+  readonly #mailboxEnd: Statement<[string, string], { last_cursor: number }>;
   readonly #byState: Statement<[OutboxState, number], OutboxRow>;
   /** listByState("dead"): a literal state, so the partial index outbox_dead serves it. */
   readonly #dead: Statement<[number], OutboxRow>;
@@ -184,6 +185,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
        WHERE channel = ? AND recipient_id = ? AND mailbox_cursor IS NOT NULL AND mailbox_cursor > ?
        ORDER BY mailbox_cursor LIMIT ?`,
     );
+    this.#mailboxEnd = db.prepare("SELECT last_cursor FROM mailboxes WHERE channel = ? AND recipient_id = ?");
     this.#byState = db.prepare("SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?");
     this.#dead = db.prepare("SELECT * FROM outbox WHERE state = 'dead' ORDER BY id LIMIT ?");
     this.#countByState = db.prepare("SELECT state, COUNT(*) AS n FROM outbox GROUP BY state");
@@ -304,6 +306,10 @@ export class SqliteOutboxRepo implements OutboxRepo {
     return guard(this.#path, () =>
       this.#mailbox.all(channel, recipientId, after, Math.max(0, limit)).map(toMailboxReply),
     );
+  }
+
+  async mailboxEnd(channel: string, recipientId: string): Promise<number> {
+    return guard(this.#path, () => this.#mailboxEnd.get(channel, recipientId)?.last_cursor ?? 0);
   }
 
   async listByState(state: OutboxState, limit: number): Promise<OutboxRecord[]> {

@@ -18,6 +18,7 @@ const SENDER = "contract-user";
 const instantAnswers: AnswerSource = {
   waitForAnswer: async (inboxId) => ({ inboxId, state: "answered", replies: [] }),
   listReplies: async () => [],
+  mailboxEnd: async () => 0,
 };
 
 /** What HTTP cannot do, for `runChannelContract`; shared by the http and console runs. */

@@ -12,6 +12,7 @@ import type {
   ChatTarget,
   InboundMessage,
   InboundSink,
+  MailboxEntry,
 } from "../../../src/channels/types.js";
 import { gatewayErrorStatus } from "../../../src/gateway/error-status.js";
 import { GatewayHttpServer } from "../../../src/http/server.js";
@@ -38,8 +39,12 @@ class ScriptedGateway implements InboundSink, AnswerSource {
     return answer;
   }
 
-  async listReplies(): Promise<Array<{ id: number; text: string; createdAt: number }>> {
+  async listReplies(): Promise<MailboxEntry[]> {
     return [];
+  }
+
+  async mailboxEnd(): Promise<number> {
+    return 0;
   }
 
   /** Resolves with the inbox id once a request waits for the answer to the message with this text. */

@@ -13,6 +13,7 @@ import { silentLogger } from "../../../src/util/logger.js";
 const noAnswers: AnswerSource = {
   waitForAnswer: async (inboxId) => ({ inboxId, state: "answered", replies: [] }),
   listReplies: async () => [],
+  mailboxEnd: async () => 0,
 };
 
 let server: GatewayHttpServer | undefined;
@@ -92,6 +93,7 @@ describe("HTTP channel", () => {
             release = () => resolve({ inboxId, state: "answered", replies: ["slow answer"] });
           }),
         listReplies: async () => [],
+        mailboxEnd: async () => 0,
       };
       const { url } = await setup(
         { accept: async () => ({ status: "accepted", inboxId: 1, sessionKey: "s" }) },

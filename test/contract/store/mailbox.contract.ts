@@ -108,6 +108,24 @@ export function mailboxContract(ctx: StoreContext): void {
       expect(read).toEqual(sent);
     });
 
+    it("mailboxEnd is the last cursor handed out, per recipient and channel; a reader starting there sees only what comes next", async () => {
+      const a = ctx.store;
+      const b = await ctx.peer();
+      expect(await a.outbox.mailboxEnd("http", "ann")).toBe(0);
+      await seedReply(a, HTTP, ["a0", "a1"], T0, "ann", { delivered: true });
+      await seedReply(b, { ...HTTP, chatId: "bob" }, ["to bob"], T0 + 1, "bob", { delivered: true });
+      const [pending] = await seedReply(a, HTTP, ["pending"], T0 + 2, "ann");
+      const all = await a.outbox.listMailbox("http", "ann", 0, 10);
+      const end = await b.outbox.mailboxEnd("http", "ann");
+      expect(end).toBe(all.at(-1)!.mailboxCursor);
+      expect(await a.outbox.mailboxEnd("console", "ann")).toBe(0);
+      expect(await a.outbox.mailboxEnd("http", "bob")).toBeGreaterThan(0);
+      expect(await a.outbox.listMailbox("http", "ann", end, 10)).toEqual([]);
+      await seedReply(b, HTTP, ["next"], T0 + 3, "ann", { delivered: true });
+      expect((await a.outbox.listMailbox("http", "ann", end, 10)).map((r) => r.text)).toEqual(["next"]);
+      expect(pending).toMatchObject({ state: "pending" });
+    });
+
     it("rows without a recipient, or not sent, are in no mailbox", async () => {
       const a = ctx.store;
       const [pending] = await seedReply(a, HTTP, ["pending"], T0, "ann");
