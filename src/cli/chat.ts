@@ -12,6 +12,7 @@ import { normalizeSender, senderProblem } from "../channels/http/sender.js";
 import { type FoundGateway, findGateway } from "./find-gateway.js";
 import { GatewayRequestError, requestGateway } from "./gateway-client.js";
 import type { CliOptions } from "./main.js";
+import { ChatCursors } from "./chat-cursors.js";
 import { type FollowedReply, MailboxFollower } from "./mailbox-follower.js";
 import { readSseFrames } from "./sse-frames.js";
 
@@ -81,13 +82,20 @@ export async function runChat(options: CliOptions): Promise<number> {
     process.stdout.write(tty ? `\r\x1b[2K${line}\n` : `\n${line}\n`);
     rl.prompt(true);
   };
+  const cursors = new ChatCursors(found.home);
+  const saved = cursors.get(found.url, sender);
   const follower = new MailboxFollower({
     found,
     path: "/v1/console/events",
     sender,
+    // What arrived since the last chat closed prints first; a first chat starts at the end.
+    ...(saved !== undefined ? { after: saved } : {}),
+    onCursor: (after) => cursors.set(found.url, sender, after),
     print: (reply) => background(formatBackground(reply)),
     note: (line) => background(`(${line})`),
   });
+  // Held until the greeting is printed: what came while no chat was open follows it.
+  follower.hold();
   await follower.start(CHECK_TIMEOUT_MS);
   // Created after every wait: lines (and the end of a piped input) that came before it would be lost.
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty });
@@ -102,6 +110,7 @@ export async function runChat(options: CliOptions): Promise<number> {
   process.stdout.write(
     `Connected to ${found.url} as "${sender}" — model ${status.model ?? "?"}${status.simulated ? " (SIMULATED replies: no API key configured)" : ""}.\nType a message; /help for commands, Ctrl-D to quit.\n`,
   );
+  follower.release("", false);
   try {
     rl.prompt();
     atPrompt = rl;

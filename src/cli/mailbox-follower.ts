@@ -32,6 +32,13 @@ export interface MailboxFollowerOptions {
   print(reply: FollowedReply): void;
   /** Shows one line about the connection (lost, back, unsupported). */
   note(line: string): void;
+  /**
+   * The cursor to start after (what an earlier chat saw last): what arrived since is shown
+   * first. Default: none, the stream starts at the mailbox's end.
+   */
+  after?: number;
+  /** Told each new cursor (the `ready` event's, then each reply's), to be saved for the next chat. */
+  onCursor?(after: number): void;
   /** Default: the system clock. */
   clock?: Clock;
   /** Default: the global `fetch`. */
@@ -69,6 +76,7 @@ export class MailboxFollower {
   constructor(options: MailboxFollowerOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
+    this.#after = options.after;
   }
 
   /**
@@ -110,14 +118,17 @@ export class MailboxFollower {
     for (const reply of held) this.#show(reply);
   }
 
+  /** Prints a reply (or skips one already printed from its POST), or holds it; the cursor saved is the last one shown. */
   #show(reply: FollowedReply & { replyTo?: string }): void {
-    if (reply.replyTo !== undefined && this.#printed.has(reply.replyTo)) return;
     if (this.#held) {
       this.#held.push(reply);
       return;
     }
-    const { replyTo: _, ...shown } = reply;
-    this.#o.print(shown);
+    if (reply.replyTo === undefined || !this.#printed.has(reply.replyTo)) {
+      const { replyTo: _, ...shown } = reply;
+      this.#o.print(shown);
+    }
+    this.#o.onCursor?.(reply.id);
   }
 
   async #run(ready: () => void): Promise<void> {
@@ -149,7 +160,9 @@ export class MailboxFollower {
           const id = Number(frame.id);
           if (frame.id === undefined || !Number.isSafeInteger(id)) continue;
           if (frame.event === "ready") {
-            this.#after ??= id;
+            // The cursor sent, or the mailbox's end when that was beyond it (another database).
+            this.#after = id;
+            if (!this.#held?.length) this.#o.onCursor?.(id);
             ready();
             if (failures > 0) this.#o.note("connected again");
             failures = 0;

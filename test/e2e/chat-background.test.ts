@@ -75,4 +75,39 @@ describe("switchyard chat and the mailbox", () => {
     expect(out.indexOf("kettle is on")).toBeLessThan(out.indexOf("tea is ready"));
     expect(await gw.kill("SIGTERM")).toBe(0);
   }, 120_000);
+
+  it("a new chat first prints what arrived while no chat was open, and nothing it showed before", async () => {
+    gw = await spawnGateway(["--home", home, "--port", "0"]);
+    const first = startCli(["chat", "--url", gw.url, "--home", home, "--sender", "bea"]);
+    await until(() => first.out().includes("Ctrl-D to quit"), "the first chat to connect", 20_000);
+    first.type("hello\n");
+    await until(() => first.out().includes("agent> Simulated reply"), "the answer to hello", 20_000);
+    await runJob("lamp", "Tell bea the lamp is on");
+    await until(() => first.out().includes("lamp is on"), "the cron answer in the first chat", 20_000);
+    expect(await first.end()).toBe(0);
+
+    // No chat open: the answer waits in bea's mailbox.
+    await runJob("bread", "Tell bea the bread is baked");
+    const url = gw.url;
+    await until(
+      async () => {
+        const r = await fetch(`${url}/v1/console/replies?sender=bea&after=0`);
+        const body = (await r.json()) as { replies: Array<{ text: string }> };
+        return body.replies.some((x) => x.text.includes("bread is baked"));
+      },
+      "the answer in the mailbox",
+      25_000,
+    );
+
+    const second = startCli(["chat", "--url", gw.url, "--home", home, "--sender", "bea"]);
+    await until(() => second.out().includes("bread is baked"), "the missed answer in the new chat", 20_000);
+    expect(await second.end()).toBe(0);
+    const out = second.out();
+    expect(out.indexOf("Ctrl-D to quit")).toBeLessThan(out.indexOf("bread is baked"));
+    expect(out).toMatch(/\n\[cron\] agent> Simulated reply .*Tell bea the bread is baked/);
+    expect(count(out, "bread is baked")).toBe(1);
+    expect(out).not.toContain("lamp is on");
+    expect(out).not.toContain('you said "hello"');
+    expect(await gw.kill("SIGTERM")).toBe(0);
+  }, 120_000);
 });
