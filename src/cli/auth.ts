@@ -16,6 +16,7 @@ import { loadClientConfig } from "./find-gateway.js";
 import type { CliOptions } from "./main.js";
 import { databasePath, openForReading } from "./open-database.js";
 import { readRuntimeFile } from "./runtime-file.js";
+import { UnknownIdError } from "./subcommand.js";
 import { ago, localTime } from "./sessions.js";
 import { count, formatTable, roundUsd, span } from "./table.js";
 
@@ -119,10 +120,8 @@ async function reset(options: CliOptions, provider: string, profileId: string): 
   // no profile here; a state the gateway stored for it is still this profile's to reset.
   const storedHere =
     !known && configured?.unconfigured && dbExists ? await storedState(path, provider, profileId) : undefined;
-  if (!known && !storedHere) {
-    process.stderr.write(`switchyard auth reset: ${unknownProfile(providers, provider, profileId)}\n`);
-    return 2;
-  }
+  if (!known && !storedHere)
+    throw new UnknownIdError(`${provider}:${profileId}`, unknownProfile(providers, provider, profileId));
   if (!dbExists) {
     process.stderr.write(
       `switchyard auth reset: no database at ${path}, so nothing to reset (the gateway creates it on its first start)\n`,
@@ -168,7 +167,8 @@ function unknownProfile(providers: readonly ResolvedProvider[], provider: string
   const configured = all.length > 0 ? all.join(", ") : "none (no provider has a key)";
   const match = providers.find((p) => p.name === provider);
   if (!match) return `no provider "${provider}" is configured (profiles: ${configured})`;
-  if (match.profiles.length === 0) return `${provider} has no key configured here (profiles: ${configured})`;
+  if (match.profiles.length === 0)
+    return `${provider} has no key configured here, so no profile "${profileId}" (profiles: ${configured})`;
   return `${provider} has no profile "${profileId}" (its profiles: ${match.profiles.map((p) => p.id).join(", ")})`;
 }
 

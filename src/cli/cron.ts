@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
+import { UnknownIdError, UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 import { channelModules } from "../channels/registry.js";
 import { configuredAccounts } from "../cron/config-channels.js";
 import {
@@ -83,7 +83,7 @@ async function cron(argv: string[]): Promise<number> {
     const job =
       (await store.cron.byName(agentId, name)) ??
       (/^\d+$/.test(name) ? await store.cron.get(Number(name)) : undefined);
-    if (!job) throw new UsageError(`no job named "${name}" (see switchyard cron list)`);
+    if (!job) throw new UnknownIdError(name, `no job named "${name}" (see switchyard cron list)`);
     return job;
   };
   const editable = (job: CronJob): CronJob => {

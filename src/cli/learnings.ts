@@ -9,7 +9,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 import { AssignmentInputError } from "../harness/assignments/errors.js";
-import { assignmentSources, dropLearning, promoteLearning } from "../harness/assignments/learning-log.js";
+import {
+  assignmentSources,
+  dropLearning,
+  findLearning,
+  promoteLearning,
+} from "../harness/assignments/learning-log.js";
 import type { Learning } from "../store/repos/assignment-repo.js";
 import { LEARNED_SECTION } from "../harness/memory/learnings.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
@@ -71,6 +76,8 @@ async function learnings(argv: string[]): Promise<number> {
         return 0;
       }
       case "promote": {
+        // An unknown id is named before a missing workspace.
+        await findLearning(store, agentId, id as string);
         if (!existsSync(workspaceDir)) {
           process.stderr.write(
             `switchyard learnings: no workspace at ${workspaceDir} (the gateway creates it when it starts)\n`,

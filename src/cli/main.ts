@@ -3,12 +3,11 @@
  * logs, memory, cron, task, learnings, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
-import { ConfigError } from "../util/config-error.js";
 import { parseArgs } from "node:util";
-import { FolderError } from "../config/home.js";
 
 import { type GatewayStarter, runGatewayCommand } from "./gateway-command.js";
 import { joinNegativeValues } from "./join-negative-values.js";
+import { runSubcommand } from "./subcommand.js";
 import { packageVersion } from "./version.js";
 
 const USAGE = `usage: switchyard <command> [options]
@@ -96,15 +95,11 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   // The daemon's output is its log, never a pipe's reader: only the other commands end this way.
   if (argv[0] !== "gateway") endQuietlyWhenStdoutCloses();
   // `cron` has options of its own (--name, --cron, --every, …): it parses its arguments itself.
-  if (argv[0] === "cron")
-    return reportErrors("cron", async () => (await import("./cron.js")).runCron(argv.slice(1)));
+  // Each goes through runSubcommand (src/cli/subcommand.ts), which sets every exit code.
+  if (argv[0] === "cron") return (await import("./cron.js")).runCron(argv.slice(1));
   // So do `task` (--deliver, --require-file, …) and `learnings`.
-  if (argv[0] === "task")
-    return reportErrors("task", async () => (await import("./task.js")).runTask(argv.slice(1)));
-  if (argv[0] === "learnings")
-    return reportErrors("learnings", async () =>
-      (await import("./learnings.js")).runLearnings(argv.slice(1)),
-    );
+  if (argv[0] === "task") return (await import("./task.js")).runTask(argv.slice(1));
+  if (argv[0] === "learnings") return (await import("./learnings.js")).runLearnings(argv.slice(1));
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -113,7 +108,10 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     return 2;
   }
   const { command, options } = parsed;
-  return reportErrors(command, async () => {
+  // A command with actions names the action in its messages: `switchyard auth reset: …`.
+  const action = parsed.args[0];
+  const name = command && action && WITH_ACTIONS.has(command) ? `${command} ${action}` : command;
+  return runSubcommand(name, async () => {
     // Each command's module is loaded when it runs: the gateway's start-up pays for no other.
     switch (command) {
       case "gateway":
@@ -150,23 +148,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   });
 }
 
-/** Runs a command, turning a configuration or folder problem into exit 2 and anything else into 1. */
-async function reportErrors(command: string | undefined, run: () => Promise<number>): Promise<number> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.describe()}\n`);
-      return 2;
-    }
-    if (err instanceof FolderError) {
-      process.stderr.write(`switchyard ${command}: ${err.message}\n`);
-      return 2;
-    }
-    process.stderr.write(`switchyard ${command}: ${(err as Error).message}\n`);
-    return 1;
-  }
-}
+/** Commands whose first argument is an action (list, show, approve, …). */
+const WITH_ACTIONS: ReadonlySet<string> = new Set(["pairing", "sessions", "auth", "memory"]);
 
 /** Arguments after the command name each command takes at most (none unless listed). */
 const MAX_ARGS: ReadonlyMap<string, number> = new Map([

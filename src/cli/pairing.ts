@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import type { CliOptions } from "./main.js";
+import { UnknownIdError } from "./subcommand.js";
 
 export async function runPairing(options: CliOptions, args: string[]): Promise<number> {
   const [action, channel, code] = args;
@@ -36,12 +37,11 @@ export async function runPairing(options: CliOptions, args: string[]): Promise<n
         return 2;
       }
       const approved = await store.pairing.approve(channel, code, now);
-      if (!approved) {
-        process.stderr.write(
-          `switchyard pairing: no pending ${channel} request with code ${code.toUpperCase()} (codes expire after one hour; see switchyard pairing list)\n`,
+      if (!approved)
+        throw new UnknownIdError(
+          code,
+          `no pending ${channel} request with code ${code.toUpperCase()} (codes expire after one hour; see switchyard pairing list)`,
         );
-        return 1;
-      }
       process.stdout.write(
         `approved ${approved.senderName} (id ${approved.senderId}) on ${channel}; their next message will be answered\n`,
       );
@@ -52,11 +52,13 @@ export async function runPairing(options: CliOptions, args: string[]): Promise<n
         process.stderr.write("usage: switchyard pairing revoke <channel> <SENDER_ID>\n");
         return 2;
       }
-      const removed = await store.pairing.revoke(channel, code);
-      process.stdout.write(
-        removed ? `revoked ${code} on ${channel}\n` : `${code} was not approved on ${channel}\n`,
-      );
-      return removed ? 0 : 1;
+      if (!(await store.pairing.revoke(channel, code)))
+        throw new UnknownIdError(
+          code,
+          `no approved ${channel} sender with id ${code} (see switchyard pairing list)`,
+        );
+      process.stdout.write(`revoked ${code} on ${channel}\n`);
+      return 0;
     }
     process.stderr.write(`switchyard pairing: unknown action "${action}" (list, approve, revoke)\n`);
     return 2;

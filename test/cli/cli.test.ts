@@ -137,7 +137,7 @@ describe("switchyard pairing", () => {
     expect(ok.code).toBe(0);
     expect(ok.out).toContain("approved Ann (id 42) on telegram");
     const again = cli(["pairing", "approve", "telegram", "ABCD2345", "--home", home]);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(2);
     expect(again.err).toContain("no pending telegram request with code ABCD2345");
     expect(cli(["pairing", "list", "--home", home]).out).toMatch(/approved\s+telegram Ann \(id 42\)/);
   });
