@@ -22,6 +22,9 @@ import type { CronJob } from "../store/repos/cron-repo.js";
 import { StoreError } from "../store/store-error.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 
+/** The one usage line printed after a bad option or action. */
+const USAGE_LINE = `usage: switchyard cron add|list|show|edit|rm|enable|disable|run|history [<name>] [options] (switchyard cron help: the options)`;
+
 const USAGE = `usage: switchyard cron <action> [options]
 
   add      --name N (--cron "EXPR" [--tz ZONE] | --every 90m | --at "in 20m"|"tomorrow 9:00"|ISO)
@@ -62,7 +65,7 @@ export async function runCron(argv: string[]): Promise<number> {
 async function cron(argv: string[]): Promise<number> {
   const { values: v, positionals } = parseOrUsage(
     () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
-    USAGE,
+    USAGE_LINE,
   );
   const [action, target, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
@@ -227,7 +230,7 @@ async function cron(argv: string[]): Promise<number> {
         process.stdout.write(USAGE);
         return 0;
       default:
-        throw new UsageError(`unknown action "${action}"\n\n${USAGE}`);
+        throw new UsageError(`unknown action "${action}"`, USAGE_LINE);
     }
   } finally {
     await store.close();

@@ -20,6 +20,9 @@ import { LEARNED_SECTION } from "../harness/memory/learnings.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { formatTable } from "./table.js";
 
+/** The one usage line printed after a bad option or action. */
+const USAGE_LINE = `usage: switchyard learnings list [--json] | promote <id> | drop <id>`;
+
 const USAGE = `usage: switchyard learnings <action> [options]
 
   list     [--json]: every learning agents reported: its state and how many assignments did
@@ -42,7 +45,7 @@ export async function runLearnings(argv: string[]): Promise<number> {
 async function learnings(argv: string[]): Promise<number> {
   const { values: v, positionals } = parseOrUsage(
     () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
-    USAGE,
+    USAGE_LINE,
   );
   const [action, id, ...extra] = positionals;
   if (action === "help" || action === undefined) {
@@ -50,7 +53,7 @@ async function learnings(argv: string[]): Promise<number> {
     return action ? 0 : 2;
   }
   if (action !== "list" && action !== "promote" && action !== "drop")
-    throw new UsageError(`unknown action "${action}"\n\n${USAGE}`);
+    throw new UsageError(`unknown action "${action}"`, USAGE_LINE);
   const unexpected = action === "list" ? id : extra[0];
   if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`);
   if (action !== "list" && id === undefined)

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 
 import { type GatewayStarter, runGatewayCommand } from "./gateway-command.js";
 import { joinNegativeValues } from "./join-negative-values.js";
+import { plainArgsError } from "./parse-args-error.js";
 import { runSubcommand } from "./subcommand.js";
 import { packageVersion } from "./version.js";
 
@@ -104,7 +105,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (err) {
-    process.stderr.write(`switchyard: ${(err as Error).message}\n\n${USAGE}`);
+    // One plain line, then the usage line of the command named first (not the whole help).
+    process.stderr.write(`switchyard: ${plainArgsError(err)}\n${usageLine(argv[0])}\n`);
     return 2;
   }
   const { command, options } = parsed;
@@ -142,10 +144,32 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
         process.stdout.write(USAGE);
         return command ? 0 : 2;
       default:
-        process.stderr.write(`switchyard: unknown command "${command}"\n\n${USAGE}`);
+        process.stderr.write(`switchyard: unknown command "${command}"\n${usageLine(undefined)}\n`);
         return 2;
     }
   });
+}
+
+/** Each command's own usage line, printed after a bad option (`switchyard help` has them all). */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  gateway: "switchyard gateway [--config PATH] [--home DIR] [--port N] [--log-level LEVEL]",
+  chat: "switchyard chat [--url URL | --port N] [--sender NAME] [--config PATH] [--home DIR]",
+  status: "switchyard status [--json] [--url URL | --port N] [--config PATH] [--home DIR]",
+  doctor: "switchyard doctor [--url URL | --port N] [--config PATH] [--home DIR]",
+  pairing: "switchyard pairing list [--json] | approve <channel> <CODE> | revoke <channel> <SENDER_ID>",
+  sessions: "switchyard sessions list [--json] | show <key> [--last N] [--json]",
+  auth: "switchyard auth status [--json] | reset <provider> <profile>",
+  usage: "switchyard usage [--by day|session|model|origin|profile] [--since 7d] [--json]",
+  logs: "switchyard logs [--last N] [-f]",
+  memory: "switchyard memory search <query> [--limit N] [--json]",
+};
+
+/** `usage: …` for `command` (every command's options: switchyard help); the general line otherwise. */
+function usageLine(command: string | undefined): string {
+  const own = command === undefined ? undefined : COMMAND_USAGE[command];
+  return own
+    ? `usage: ${own} (every option: switchyard help)`
+    : "usage: switchyard <command> [options] (switchyard help lists the commands)";
 }
 
 /** Commands whose first argument is an action (list, show, approve, …). */

@@ -8,11 +8,15 @@
 import { FolderError, resolveHome, workspaceDirOf } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import { ConfigError } from "../util/config-error.js";
+import { plainArgsError } from "./parse-args-error.js";
 
-/** A usage problem: exit 2. */
+/** A usage problem: exit 2; `usage` is the command's own usage line, printed after the message. */
 export class UsageError extends Error {
   readonly code = "usage";
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
     super(message);
     this.name = "UsageError";
   }
@@ -61,16 +65,20 @@ export async function runSubcommand(
       err instanceof FolderError ||
       inputErrors.some((E) => err instanceof E);
     process.stderr.write(`${prefix}: ${message}\n`);
+    if (err instanceof UsageError && err.usage) process.stderr.write(`${err.usage}\n`);
     return input ? 2 : 1;
   }
 }
 
-/** `parse()` (node:util parseArgs), its complaint turned into a UsageError followed by `usage`. */
-export function parseOrUsage<T>(parse: () => T, usage: string): T {
+/**
+ * `parse()` (node:util parseArgs), its complaint turned into a UsageError: one plain line (see
+ * plainArgsError), then `usageLine`, the command's own usage line.
+ */
+export function parseOrUsage<T>(parse: () => T, usageLine: string): T {
   try {
     return parse();
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${usage}`);
+    throw new UsageError(plainArgsError(err), usageLine);
   }
 }
 
