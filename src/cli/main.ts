@@ -19,6 +19,7 @@ commands:
   status    show queues, runs and undelivered replies of the running gateway
   doctor    check configuration, home folder, database, providers and channels
   pairing   list | approve <channel> <CODE> | revoke <channel> <SENDER_ID>: who may DM the agent
+            (list: pending codes and approved senders)
   sessions  list | show <key> [--last N]: sessions by recent activity, or one session's transcript
   auth      status | reset <provider> <profile>: each API key's health (cooldown, failures, use today),
             or clear a profile's cooldown
@@ -40,7 +41,7 @@ common options:
   --url URL       gateway URL for chat/status/doctor (default: the gateway running with
                   this home folder, as <home>/gateway.json says, else gateway.port)
   --sender NAME   your name in chat (default $USER)
-  --json          status, sessions, auth status, usage, memory search as JSON
+  --json          status, sessions, pairing list, auth status, usage, memory search as JSON
   --last N        sessions show: the last N events (default 50); logs: the last N lines (default 100)
   -f, --follow    logs: keep printing new lines, across rotations, until Ctrl-C
   --limit N       memory search: the best N matches (default 10)
