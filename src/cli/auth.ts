@@ -16,7 +16,7 @@ import { loadClientConfig } from "./find-gateway.js";
 import type { CliOptions } from "./main.js";
 import { databasePath, openForReading } from "./open-database.js";
 import { readRuntimeFile } from "./runtime-file.js";
-import { UnknownIdError } from "./subcommand.js";
+import { UnknownIdError, noteUnresolved } from "./subcommand.js";
 import { ago, localTime } from "./sessions.js";
 import { count, formatTable, roundUsd, span } from "./table.js";
 
@@ -69,7 +69,7 @@ export async function runAuth(options: CliOptions, args: string[]): Promise<numb
 }
 
 async function status(options: CliOptions): Promise<number> {
-  const { home, config } = clientConfig(options);
+  const { home, config } = clientConfig(options, true);
   const providers = resolveProviders(config, process.env);
   const path = databasePath(home);
   if (!existsSync(path)) {
@@ -140,13 +140,22 @@ async function reset(options: CliOptions, provider: string, profileId: string): 
   }
 }
 
-/** The configuration the gateway runs with (see loadClientConfig) and the home folder. */
-function clientConfig(options: CliOptions): { home: string; config: Config } {
+/**
+ * The configuration the gateway runs with (see loadClientConfig) and the home folder; `readOnly`
+ * goes on without the `${VAR}`s this shell lacks, naming them on stderr.
+ */
+function clientConfig(options: CliOptions, readOnly = false): { home: string; config: Config } {
   const env = process.env;
   const cwd = process.cwd();
   const home = resolveHome(options.home, env, cwd);
-  const { config, problem } = loadClientConfig(options, readRuntimeFile(home), { env, cwd });
+  const runtime = readRuntimeFile(home);
+  const { config, problem, unresolved } = loadClientConfig(options, runtime, {
+    env,
+    cwd,
+    lenientEnv: readOnly,
+  });
   if (!config) throw problem ?? new ConfigError(undefined, ["no configuration could be loaded"]);
+  noteUnresolved("auth status", unresolved);
   return { home, config };
 }
 

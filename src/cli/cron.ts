@@ -69,7 +69,11 @@ async function cron(argv: string[]): Promise<number> {
   );
   const [action, target, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-  const { config, file, home } = subcommandHome(v);
+  const { config, file, home } = subcommandHome(
+    "cron",
+    v,
+    action === undefined || action === "list" || action === "show" || action === "history",
+  );
   const store = openSqliteStore({ path: join(home, "switchyard.db") });
   const agentId = config.agent.id;
   const now = Date.now();

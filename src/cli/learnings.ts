@@ -58,7 +58,7 @@ async function learnings(argv: string[]): Promise<number> {
   if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`);
   if (action !== "list" && id === undefined)
     throw new UsageError(`${action} needs a learning id (see switchyard learnings list)`);
-  const { config, home, workspaceDir } = subcommandHome(v);
+  const { config, home, workspaceDir } = subcommandHome("learnings", v, action === "list");
   const agentId = config.agent.id;
   const now = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);

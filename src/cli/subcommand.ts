@@ -82,13 +82,35 @@ export function parseOrUsage<T>(parse: () => T, usageLine: string): T {
   }
 }
 
-/** The configuration, its file, the home folder and the workspace, as `--config` and `--home` name them. */
-export function subcommandHome(v: { config?: string | undefined; home?: string | undefined }) {
-  const { config, file } = loadConfig({
+/**
+ * The configuration, its file, the home folder and the workspace, as `--config` and `--home` name
+ * them. `readOnly` (default false): the command only reads, so it goes on without the `${VAR}`s
+ * this shell lacks, naming them in one line on stderr (see {@link noteUnresolved}).
+ */
+export function subcommandHome(
+  name: string,
+  v: { config?: string | undefined; home?: string | undefined },
+  readOnly = false,
+) {
+  const { config, file, unresolved } = loadConfig({
     ...(v.config ? { path: v.config } : {}),
     cwd: process.cwd(),
     env: process.env,
+    lenientEnv: readOnly,
   });
+  noteUnresolved(name, unresolved);
   const home = resolveHome(v.home, process.env, process.cwd());
   return { config, file, home, workspaceDir: workspaceDirOf(config, home) };
+}
+
+/**
+ * One line on stderr naming the configuration's `${VAR}`s this shell lacks, which a read-only
+ * command went on without (the gateway's service may have them: an environment file). Nothing
+ * when there are none.
+ */
+export function noteUnresolved(name: string, unresolved: readonly string[]): void {
+  if (unresolved.length === 0) return;
+  process.stderr.write(
+    `switchyard ${name}: not set in this shell: ${unresolved.join(", ")}; going on without ${unresolved.length === 1 ? "it" : "them"}\n`,
+  );
 }

@@ -77,7 +77,7 @@ async function task(argv: string[]): Promise<number> {
   }
   if (!["add", "list", "show", "cancel", "answer"].includes(action))
     throw new UsageError(`unknown action "${action}"`, USAGE_LINE);
-  const { config, home, workspaceDir } = subcommandHome(v);
+  const { config, home, workspaceDir } = subcommandHome("task", v, action === "list" || action === "show");
   const agentId = config.agent.id;
   const now = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);
