@@ -228,6 +228,9 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       throw new Error(`--limit: found "${values.limit}", expected a whole number of at least 1`);
     }
   }
+  if (values.url !== undefined && !/^https?:\/\/[^/?#\s]+/i.test(values.url)) {
+    throw new Error(`--url: found "${values.url}", expected an http:// or https:// URL of the gateway`);
+  }
   const maxArgs = MAX_ARGS.get(positionals[0] ?? "") ?? 0;
   if (positionals.length > maxArgs + 1) throw new Error(`unexpected argument "${positionals[maxArgs + 1]}"`);
   return {
