@@ -297,9 +297,36 @@ function formatIssue(issue: z.core.$ZodIssue, raw: unknown): string {
   if (issue.code === "invalid_type") expected = `expected ${issue.expected}`;
   else if (issue.code === "invalid_value")
     expected = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-  else if (issue.code === "too_small") expected = `expected at least ${String(issue.minimum)}`;
-  else if (issue.code === "too_big") expected = `expected at most ${String(issue.maximum)}`;
+  else if (issue.code === "too_small" || issue.code === "too_big") {
+    // A message the schema wrote itself ("expected a bot token …") says more than a bare bound.
+    if (!issue.message.startsWith("expected ")) {
+      const small = issue.code === "too_small";
+      const bound = small ? issue.minimum : issue.maximum;
+      const words = small ? ["at least", "more than"] : ["at most", "less than"];
+      expected = `expected ${issue.inclusive === false ? words[1] : words[0]} ${String(bound)}${unitOf(issue.origin, last, Number(bound))}`;
+    }
+  }
   return `${path}: found ${found}, ${expected}`;
+}
+
+/** A number's unit, by the suffix of its key (`everyMs`, `maxFileMb`, `maxMessageChars`). */
+const UNITS: ReadonlyArray<[RegExp, string]> = [
+  [/Ms$/, "ms"],
+  [/Mb$/, "MB"],
+  [/Chars$/, "characters"],
+  [/Seconds$/, "seconds"],
+  [/Minutes$/, "minutes"],
+  [/Hours$/, "hours"],
+  [/Tokens(PerRun)?$/, "tokens"],
+  [/Usd$/, "USD"],
+];
+
+/** ` ms`, ` characters`, ` entries`, …: what a bound on `key` counts; "" when it is a plain number. */
+function unitOf(origin: string, key: string, bound: number): string {
+  if (origin === "string") return bound === 1 ? " character" : " characters";
+  if (origin === "array" || origin === "set") return bound === 1 ? " entry" : " entries";
+  const unit = UNITS.find(([pattern]) => pattern.test(key))?.[1];
+  return unit ? ` ${unit}` : "";
 }
 
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
