@@ -7,7 +7,7 @@ import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
 import { gatewayCronTools, startCron } from "./app/cron.js";
 import { Assignments } from "./app/assignments.js";
-import { HeartbeatAcks, createHeartbeat, heartbeatState, heartbeatTools } from "./app/heartbeat.js";
+import { HeartbeatAcks, heartbeatTools, startHeartbeat } from "./app/heartbeat.js";
 import { buildModelRouter } from "./app/models.js";
 import { openState } from "./app/state.js";
 import { runCli } from "./cli/main.js";
@@ -216,17 +216,6 @@ async function assemble(
   // Recovery may already schedule turns: a failed start aborts them before the store closes.
   onOpened("gateway", () => gateway.shutdown(1));
 
-  const heartbeat = createHeartbeat(config, {
-    store,
-    lanes,
-    turns,
-    clock,
-    logger,
-    usage,
-    workspaceDir,
-    acks,
-  });
-
   serveGatewayRoutes(server, {
     gateway,
     metrics,
@@ -245,7 +234,6 @@ async function assemble(
         workspaceDir,
         usage,
         authProfiles: models.authProfiles,
-        heartbeat: () => heartbeatState(config, { workspaceDir, clock, usage }, heartbeat),
       }),
   });
 
@@ -274,7 +262,7 @@ async function assemble(
   leases.start();
   onOpened("session leases", () => leases.stop());
   const background = { store, lanes, turns, clock, logger, usage };
-  heartbeat?.start();
+  const heartbeat = startHeartbeat(config, { ...background, workspaceDir, acks });
   cron = await startCron(config, { ...background, channels, metrics, events, assignments: tasks });
   logger.info(
     {

@@ -14,7 +14,6 @@ import { join } from "node:path";
 import type { Config } from "../config/schema.js";
 import { HeartbeatScheduler } from "../cron/heartbeat-scheduler.js";
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
-import type { HeartbeatSkip, HeartbeatState } from "../gateway/status-snapshot.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
 import { heartbeatTurn } from "../gateway/turn-sources.js";
 import { isHeartbeatChecklistEmpty } from "../harness/heartbeat.js";
@@ -22,34 +21,29 @@ import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
-/** What the heartbeat reads: the workspace's checklist, the clock and the spend cap. */
-interface HeartbeatSources {
-  workspaceDir: string;
-  clock: Clock;
-  /** The daily spend cap pauses background work: a paused tick makes no model call. */
-  usage?: { backgroundPaused(): boolean };
-}
-
 /**
  * Heartbeats: a background turn in `agent:<id>:heartbeat` every `heartbeat.everyMs`, following
  * HEARTBEAT.md; while that file is missing or holds nothing to act on, no model call is made.
- * The scheduler is returned unstarted (undefined when everyMs is 0): the gateway starts it once
- * it is open.
  */
-export function createHeartbeat(
+export function startHeartbeat(
   config: Config,
-  deps: HeartbeatSources & {
+  deps: {
+    workspaceDir: string;
     lanes: LaneQueue;
     turns: TurnRunner;
     store: Store;
+    clock: Clock;
     logger: Logger;
+    /** The daily spend cap pauses background work: a paused tick makes no model call. */
+    usage?: { backgroundPaused(): boolean };
     /** Runs that called heartbeat_ok (see heartbeatTools). */
     acks?: HeartbeatAcks;
   },
 ): HeartbeatScheduler | undefined {
   const { everyMs, target, ackMaxChars, activeHours } = config.heartbeat;
   if (everyMs === 0) return undefined;
-  const checklist = () => readChecklist(deps.workspaceDir);
+  const checklistPath = join(deps.workspaceDir, "HEARTBEAT.md");
+  const checklist = () => readFile(checklistPath, "utf8").catch(() => "");
   const sessionKey = `agent:${config.agent.id}:heartbeat`;
   let pausedLogged = false;
   const scheduler = new HeartbeatScheduler({
@@ -86,34 +80,8 @@ export function createHeartbeat(
     },
     logger: deps.logger.child({ name: "cron.heartbeat" }),
   });
+  scheduler.start();
   return scheduler;
-}
-
-/** HEARTBEAT.md's text; a missing file reads as empty. */
-function readChecklist(workspaceDir: string): Promise<string> {
-  return readFile(join(workspaceDir, "HEARTBEAT.md"), "utf8").catch(() => "");
-}
-
-/**
- * The heartbeat's state for status: on or off, the next beat (from `scheduler`), and why a beat
- * now would be skipped without a model call (the spend cap, outside activeHours, or a
- * HEARTBEAT.md with nothing to act on, such as the template's header alone).
- */
-export async function heartbeatState(
-  config: Config,
-  deps: HeartbeatSources,
-  scheduler: Pick<HeartbeatScheduler, "nextBeatAt"> | undefined,
-): Promise<HeartbeatState> {
-  const { everyMs, activeHours } = config.heartbeat;
-  const checklist = join(deps.workspaceDir, "HEARTBEAT.md");
-  if (everyMs === 0) return { on: false, everyMs, nextAt: null, skipped: null, checklist };
-  const now = deps.clock.now();
-  let skipped: HeartbeatSkip | null = null;
-  if (deps.usage?.backgroundPaused()) skipped = "spend_cap";
-  else if (activeHours && !withinHours(now, activeHours, activeHours.tz ?? config.cron.timezone))
-    skipped = "outside_active_hours";
-  else if (isHeartbeatChecklistEmpty(await readChecklist(deps.workspaceDir))) skipped = "empty_checklist";
-  return { on: true, everyMs, nextAt: scheduler?.nextBeatAt ?? null, skipped, checklist };
 }
 
 /** Whether `now` is within `hours` (local to `tz`, default the machine's); end before start spans midnight. */

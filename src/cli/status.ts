@@ -1,7 +1,6 @@
 /**
  * `switchyard status`: what the running gateway is doing — readiness, model (and whether it is
- * simulated), turns and model calls, queues, runs, the heartbeat (on or off, skipped and why,
- * the next beat), and replies that could not be delivered. If no
+ * simulated), turns and model calls, queues, runs, and replies that could not be delivered. If no
  * gateway answers, the database in the home folder is read directly, with the configuration the
  * gateway runs (or ran) with. `--json` prints JSON in every case. Exit 1 when no gateway answers.
  */
@@ -10,21 +9,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 import { chooseProvider } from "../config/provider-choice.js";
-import {
-  type HeartbeatSkip,
-  type HeartbeatState,
-  type SpendCaps,
-  coolingLines,
-  coolingProfiles,
-  spendSummary,
-} from "../gateway/status-snapshot.js";
+import { coolingLines, coolingProfiles, type SpendCaps, spendSummary } from "../gateway/status-snapshot.js";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { type FoundGateway, describeSource, findGateway, ignoredRuntimeNote } from "./find-gateway.js";
 import { GatewayRequestError, requestGateway } from "./gateway-client.js";
 import type { CliOptions } from "./main.js";
-import { localTime } from "./sessions.js";
-import { span } from "./table.js";
 
 /** How long the gateway may take to answer /v1/status. */
 const STATUS_TIMEOUT_MS = 3_000;
@@ -69,7 +59,6 @@ interface StatusBody {
     tokens: number;
     limits: SpendCaps;
   };
-  heartbeat?: HeartbeatState;
 }
 
 type CoolingProfile = ReturnType<typeof coolingProfiles>[number];
@@ -148,7 +137,6 @@ export async function runStatus(options: CliOptions): Promise<number> {
     `outbox    ${formatCounts(b.outbox)}`,
     `runs      ${formatCounts(b.runs)}; ${b.sessions} sessions`,
     ...channelLines(b.channels ?? []),
-    ...(b.heartbeat ? [heartbeatLine(b.heartbeat, Date.now())] : []),
     ...(b.spend ? [`spend     today (${b.spend.day} UTC): ${spendSummary(b.spend, b.spend.limits)}`] : []),
     ...coolingLines(b.auth?.cooling ?? [], Date.now()),
     ...deadLines(b.deadReplies),
@@ -319,21 +307,4 @@ function channelLines(channels: NonNullable<StatusBody["channels"]>): string[] {
       .filter((c) => c.state === "stopped" && c.detail)
       .map((c) => `  WARNING: ${c.name}:${c.accountId} stopped: ${c.detail}`),
   ];
-}
-
-/** Why beats are skipped, as status says it. */
-const SKIPPED: Record<HeartbeatSkip, (h: HeartbeatState) => string> = {
-  empty_checklist: (h) =>
-    `${h.checklist} has nothing to act on (only its template header): add a line to check`,
-  outside_active_hours: () => "outside heartbeat.activeHours",
-  spend_cap: () => "paused by the daily spend cap (limits.dailySpendUsd)",
-};
-
-/** `heartbeat every 30 min; next beat …`, `heartbeat off …`, or the reason beats are SKIPPED. */
-export function heartbeatLine(h: HeartbeatState, now: number): string {
-  if (!h.on) return "heartbeat off (heartbeat.everyMs: 0)";
-  const next =
-    h.nextAt === null ? "" : `; next beat ${localTime(h.nextAt)} (in ${span(Math.max(0, h.nextAt - now))})`;
-  const skipped = h.skipped ? `; SKIPPED: ${SKIPPED[h.skipped](h)}` : "";
-  return `heartbeat every ${span(h.everyMs)}${skipped}${next}`;
 }

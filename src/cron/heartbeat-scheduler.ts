@@ -61,11 +61,6 @@ export class HeartbeatScheduler {
     this.#arm();
   }
 
-  /** When the next beat fires (epoch ms); null before start and after stop. */
-  get nextBeatAt(): number | null {
-    return this.#stopped ? null : this.#nextAtMs;
-  }
-
   /** No more beats; a beat already enqueued still runs (the lane queue owns it). */
   stop(): void {
     this.#stopped = true;

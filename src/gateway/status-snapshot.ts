@@ -2,8 +2,7 @@
  * What `GET /v1/status` answers (and `switchyard status` prints): readiness, the model and
  * whether it is simulated, lanes and model-call slots, inbox and outbox counts (chat commands
  * and group context apart from refusals), runs, sessions, undelivered replies, channels, the
- * auth profiles that are cooling (a rejected key is a warning), today's spend and the caps, and
- * the heartbeat: on or off, why beats are skipped now, and the next one.
+ * auth profiles that are cooling (a rejected key is a warning), today's spend and the caps.
  */
 import type { AuthProfileState } from "../store/repos/auth-profile-repo.js";
 import type { Store } from "../store/types.js";
@@ -12,22 +11,6 @@ import type { ChannelDirectory } from "./channel-directory.js";
 import type { Gateway } from "./gateway.js";
 import type { LaneQueue } from "./lanes/lane-queue.js";
 import type { ModelSlotPool } from "./lanes/types.js";
-
-/** Why heartbeats are skipped now: HEARTBEAT.md holds nothing to act on, outside activeHours, or the spend cap. */
-export type HeartbeatSkip = "empty_checklist" | "outside_active_hours" | "spend_cap";
-
-/** The heartbeat's state, as /v1/status and `switchyard status` show it. */
-export interface HeartbeatState {
-  /** False when heartbeat.everyMs is 0. */
-  on: boolean;
-  everyMs: number;
-  /** When the next beat fires (epoch ms); null when off. */
-  nextAt: number | null;
-  /** Why a beat now would be skipped without a model call; null when it would run. */
-  skipped: HeartbeatSkip | null;
-  /** The checklist file. */
-  checklist: string;
-}
 
 /** What the snapshot reads. */
 export interface StatusSources {
@@ -47,8 +30,6 @@ export interface StatusSources {
   authProfiles?: { all(): AuthProfileState[] };
   /** Today's spend and the caps. */
   usage?: { today(): { day: string; spendUsd: number; tokens: number }; readonly limits: object };
-  /** The heartbeat's state now. */
-  heartbeat?: () => Promise<HeartbeatState>;
 }
 
 /** The caps `limits:` may set, as status and /status show them. */
@@ -138,6 +119,5 @@ export async function statusSnapshot(s: StatusSources) {
       cooling: coolingProfiles(s.authProfiles?.all() ?? (await store.authProfiles.list()), s.clock.now()),
     },
     ...(s.usage ? { spend: { ...s.usage.today(), limits: s.usage.limits } } : {}),
-    ...(s.heartbeat ? { heartbeat: await s.heartbeat() } : {}),
   };
 }
