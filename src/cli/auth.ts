@@ -16,6 +16,7 @@ import { loadClientConfig } from "./find-gateway.js";
 import type { CliOptions } from "./main.js";
 import { databasePath, openForReading } from "./open-database.js";
 import { readRuntimeFile } from "./runtime-file.js";
+import { UnknownIdError, noteUnresolved } from "./subcommand.js";
 import { ago, localTime } from "./sessions.js";
 import { count, formatTable, roundUsd, span } from "./table.js";
 
@@ -68,7 +69,7 @@ export async function runAuth(options: CliOptions, args: string[]): Promise<numb
 }
 
 async function status(options: CliOptions): Promise<number> {
-  const { home, config } = clientConfig(options);
+  const { home, config } = clientConfig(options, true);
   const providers = resolveProviders(config, process.env);
   const path = databasePath(home);
   if (!existsSync(path)) {
@@ -119,10 +120,8 @@ async function reset(options: CliOptions, provider: string, profileId: string): 
   // no profile here; a state the gateway stored for it is still this profile's to reset.
   const storedHere =
     !known && configured?.unconfigured && dbExists ? await storedState(path, provider, profileId) : undefined;
-  if (!known && !storedHere) {
-    process.stderr.write(`switchyard auth reset: ${unknownProfile(providers, provider, profileId)}\n`);
-    return 2;
-  }
+  if (!known && !storedHere)
+    throw new UnknownIdError(`${provider}:${profileId}`, unknownProfile(providers, provider, profileId));
   if (!dbExists) {
     process.stderr.write(
       `switchyard auth reset: no database at ${path}, so nothing to reset (the gateway creates it on its first start)\n`,
@@ -141,13 +140,22 @@ async function reset(options: CliOptions, provider: string, profileId: string): 
   }
 }
 
-/** The configuration the gateway runs with (see loadClientConfig) and the home folder. */
-function clientConfig(options: CliOptions): { home: string; config: Config } {
+/**
+ * The configuration the gateway runs with (see loadClientConfig) and the home folder; `readOnly`
+ * goes on without the `${VAR}`s this shell lacks, naming them on stderr.
+ */
+function clientConfig(options: CliOptions, readOnly = false): { home: string; config: Config } {
   const env = process.env;
   const cwd = process.cwd();
   const home = resolveHome(options.home, env, cwd);
-  const { config, problem } = loadClientConfig(options, readRuntimeFile(home), { env, cwd });
+  const runtime = readRuntimeFile(home);
+  const { config, problem, unresolved } = loadClientConfig(options, runtime, {
+    env,
+    cwd,
+    lenientEnv: readOnly,
+  });
   if (!config) throw problem ?? new ConfigError(undefined, ["no configuration could be loaded"]);
+  noteUnresolved("auth status", unresolved);
   return { home, config };
 }
 
@@ -168,7 +176,8 @@ function unknownProfile(providers: readonly ResolvedProvider[], provider: string
   const configured = all.length > 0 ? all.join(", ") : "none (no provider has a key)";
   const match = providers.find((p) => p.name === provider);
   if (!match) return `no provider "${provider}" is configured (profiles: ${configured})`;
-  if (match.profiles.length === 0) return `${provider} has no key configured here (profiles: ${configured})`;
+  if (match.profiles.length === 0)
+    return `${provider} has no key configured here, so no profile "${profileId}" (profiles: ${configured})`;
   return `${provider} has no profile "${profileId}" (its profiles: ${match.profiles.map((p) => p.id).join(", ")})`;
 }
 

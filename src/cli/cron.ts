@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
+import { UnknownIdError, UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 import { channelModules } from "../channels/registry.js";
 import { configuredAccounts } from "../cron/config-channels.js";
 import {
@@ -21,6 +21,9 @@ import { nextDue } from "../cron/schedule.js";
 import type { CronJob } from "../store/repos/cron-repo.js";
 import { StoreError } from "../store/store-error.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
+
+/** The one usage line printed after a bad option or action. */
+const USAGE_LINE = `usage: switchyard cron add|list|show|edit|rm|enable|disable|run|history [<name>] [options] (switchyard cron help: the options)`;
 
 const USAGE = `usage: switchyard cron <action> [options]
 
@@ -62,11 +65,15 @@ export async function runCron(argv: string[]): Promise<number> {
 async function cron(argv: string[]): Promise<number> {
   const { values: v, positionals } = parseOrUsage(
     () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
-    USAGE,
+    USAGE_LINE,
   );
   const [action, target, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-  const { config, file, home } = subcommandHome(v);
+  const { config, file, home } = subcommandHome(
+    "cron",
+    v,
+    action === undefined || action === "list" || action === "show" || action === "history",
+  );
   const store = openSqliteStore({ path: join(home, "switchyard.db") });
   const agentId = config.agent.id;
   const now = Date.now();
@@ -83,7 +90,7 @@ async function cron(argv: string[]): Promise<number> {
     const job =
       (await store.cron.byName(agentId, name)) ??
       (/^\d+$/.test(name) ? await store.cron.get(Number(name)) : undefined);
-    if (!job) throw new UsageError(`no job named "${name}" (see switchyard cron list)`);
+    if (!job) throw new UnknownIdError(name, `no job named "${name}" (see switchyard cron list)`);
     return job;
   };
   const editable = (job: CronJob): CronJob => {
@@ -227,7 +234,7 @@ async function cron(argv: string[]): Promise<number> {
         process.stdout.write(USAGE);
         return 0;
       default:
-        throw new UsageError(`unknown action "${action}"\n\n${USAGE}`);
+        throw new UsageError(`unknown action "${action}"`, USAGE_LINE);
     }
   } finally {
     await store.close();

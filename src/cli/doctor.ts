@@ -4,10 +4,11 @@
  * tried with getMe) and the running gateway (found like `status` finds it, token included), and
  * says what is wrong in plain words. Exit 0 when nothing failed. The configuration checked is the
  * one the gateway runs with, as far as known: --config, else the runtime file's, else the lookup.
- * Secrets are never printed: every line goes through the same redaction as the logs.
+ * Secrets are never printed: every line goes through the same redaction as the logs. Doctor
+ * only looks: it creates no folder and no database, and upgrades nothing.
  */
 import { ConfigError } from "../util/config-error.js";
-import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 import { chooseProvider, providerKeyEnv, resolveProviders } from "../config/provider-choice.js";
@@ -16,6 +17,7 @@ import { type ChannelModules, channelModules } from "../channels/registry.js";
 import { providerModules } from "../harness/providers/registry.js";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
+import { StoreError } from "../store/store-error.js";
 import { SecretList } from "../util/redact.js";
 import {
   type ClientConfig,
@@ -61,30 +63,9 @@ export async function runDoctor(options: CliOptions): Promise<number> {
     add("fail", "config", loaded.problem.issues.join("; "));
   }
 
-  try {
-    mkdirSync(home, { recursive: true });
-    accessSync(home, constants.W_OK);
-    add("ok", "home", `${home} is writable`);
-  } catch (err) {
-    add("fail", "home", `${home} is not writable: ${(err as Error).message}`);
-  }
-
-  const dbPath = join(home, "switchyard.db");
-  try {
-    const store = openSqliteStore({ path: dbPath });
-    const version = store.schemaVersion();
-    const dead = (await store.outbox.countByState()).dead;
-    const authStates = await store.authProfiles.list();
-    await store.close();
-    add(
-      dead > 0 ? "warn" : "ok",
-      "database",
-      `${dbPath} opens (schema v${version})${dead > 0 ? `; ${dead} undelivered replies (see switchyard status)` : ""}`,
-    );
-    checks.push(...authProfileWarnings(authStates, Date.now()));
-  } catch (err) {
-    add("fail", "database", (err as Error).message);
-  }
+  const homeCheck = checkHome(home);
+  checks.push(homeCheck);
+  if (homeCheck.verdict === "ok") checks.push(...(await checkDatabase(join(home, "switchyard.db"))));
 
   if (config) {
     const workspace = config.agent.workspace
@@ -109,6 +90,65 @@ export async function runDoctor(options: CliOptions): Promise<number> {
     process.stdout.write(secrets.redact(`${mark[c.verdict]}  ${c.what.padEnd(10)} ${c.detail}\n`));
   }
   return checks.some((c) => c.verdict === "fail") ? 1 : 0;
+}
+
+/** The home folder exists and is writable; doctor never creates it (the gateway does). */
+function checkHome(home: string): Check {
+  if (!existsSync(home))
+    return {
+      verdict: "fail",
+      what: "home",
+      detail: `${home} does not exist (the gateway creates it on its first start; or pass --home DIR)`,
+    };
+  try {
+    if (!statSync(home).isDirectory())
+      return { verdict: "fail", what: "home", detail: `${home} is not a folder` };
+    accessSync(home, constants.W_OK);
+    return { verdict: "ok", what: "home", detail: `${home} is writable` };
+  } catch (err) {
+    return { verdict: "fail", what: "home", detail: `${home} is not writable: ${(err as Error).message}` };
+  }
+}
+
+/** The database opens read-only (nothing is created or upgraded); its dead replies and rejected keys. */
+async function checkDatabase(dbPath: string): Promise<Check[]> {
+  if (!existsSync(dbPath))
+    return [
+      {
+        verdict: "warn",
+        what: "database",
+        detail: `no database at ${dbPath} yet (the gateway creates it on its first start)`,
+      },
+    ];
+  try {
+    const store = openSqliteStore({ path: dbPath, readonly: true });
+    try {
+      const version = store.schemaVersion();
+      const dead = (await store.outbox.countByState()).dead;
+      const authStates = await store.authProfiles.list();
+      const more = dead > 0 ? `; ${dead} undelivered replies (see switchyard status)` : "";
+      return [
+        {
+          verdict: dead > 0 ? "warn" : "ok",
+          what: "database",
+          detail: `${dbPath} opens (schema v${version})${more}`,
+        },
+        ...authProfileWarnings(authStates, Date.now()),
+      ];
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    if (err instanceof StoreError && err.code === "read_only")
+      return [
+        {
+          verdict: "warn",
+          what: "database",
+          detail: `${dbPath} has an older schema; the gateway upgrades it on its next start`,
+        },
+      ];
+    return [{ verdict: "fail", what: "database", detail: (err as Error).message }];
+  }
 }
 
 /**

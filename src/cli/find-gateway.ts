@@ -27,6 +27,8 @@ export interface ClientConfig {
   problem: ConfigError | undefined;
   /** `--config`; the file named in the runtime file; or the usual lookup (SWITCHYARD_CONFIG, ./switchyard.yaml). */
   origin: ConfigOrigin;
+  /** With `lenientEnv`: the `${VAR}`s this shell lacks (see LoadConfigOptions.lenientEnv); else empty. */
+  unresolved: string[];
 }
 
 /** A gateway to talk to (it may or may not answer there). */
@@ -90,11 +92,12 @@ export function findGateway(options: CliOptions, deps: FindGatewayDeps = {}): Fo
  * file named in the home folder's runtime file (live or stale), if it still exists (a runtime
  * file naming no file means the gateway ran on the defaults); else the usual lookup
  * (SWITCHYARD_CONFIG, then ./switchyard.yaml, else the defaults). Never throws a ConfigError.
+ * `lenientEnv` (default false): read-only commands go on without the `${VAR}`s this shell lacks.
  */
 export function loadClientConfig(
   options: Pick<CliOptions, "config">,
   runtime: RuntimeFileState,
-  deps: { env: NodeJS.ProcessEnv; cwd: string },
+  deps: { env: NodeJS.ProcessEnv; cwd: string; lenientEnv?: boolean },
 ): ClientConfig {
   const recorded = runtime.type === "live" || runtime.type === "stale" ? runtime.info.configFile : undefined;
   let origin: ConfigOrigin = "lookup";
@@ -108,17 +111,24 @@ export function loadClientConfig(
       file: undefined,
       problem: undefined,
       origin: "runtime-file",
+      unresolved: [],
     };
   } else if (recorded !== undefined && existsSync(recorded)) {
     origin = "runtime-file";
     path = recorded;
   }
   try {
-    const loaded = loadConfig({ ...(path ? { path } : {}), cwd: deps.cwd, env: deps.env });
-    return { config: loaded.config, file: loaded.file, problem: undefined, origin };
+    const loaded = loadConfig({
+      ...(path ? { path } : {}),
+      cwd: deps.cwd,
+      env: deps.env,
+      lenientEnv: deps.lenientEnv ?? false,
+    });
+    const { config, file, unresolved } = loaded;
+    return { config, file, problem: undefined, origin, unresolved };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    return { config: undefined, file: err.file, problem: err, origin };
+    return { config: undefined, file: err.file, problem: err, origin, unresolved: [] };
   }
 }
 

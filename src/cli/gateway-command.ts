@@ -124,8 +124,12 @@ export async function runGatewayCommand(options: CliOptions, startGateway: Gatew
     });
   } catch (err) {
     // Everything it opened is closed again: the caller prints one line and the process exits
-    // (2 for configuration, 1 otherwise) so a service manager sees the failure.
-    logger.error({ err }, "gateway failed to start");
+    // (2 for configuration, 1 otherwise) so a service manager sees the failure. A failure with a
+    // stable code (a port in use, a damaged database) is logged as its one line, no stack.
+    const code = (err as { code?: unknown }).code;
+    if (err instanceof Error && typeof code === "string")
+      logger.error({ code }, `gateway failed to start: ${err.message}`);
+    else logger.error({ err }, "gateway failed to start");
     logger.flush();
     throw err;
   }

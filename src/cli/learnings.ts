@@ -9,11 +9,19 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 import { AssignmentInputError } from "../harness/assignments/errors.js";
-import { assignmentSources, dropLearning, promoteLearning } from "../harness/assignments/learning-log.js";
+import {
+  assignmentSources,
+  dropLearning,
+  findLearning,
+  promoteLearning,
+} from "../harness/assignments/learning-log.js";
 import type { Learning } from "../store/repos/assignment-repo.js";
 import { LEARNED_SECTION } from "../harness/memory/learnings.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { formatTable } from "./table.js";
+
+/** The one usage line printed after a bad option or action. */
+const USAGE_LINE = `usage: switchyard learnings list [--json] | promote <id> | drop <id>`;
 
 const USAGE = `usage: switchyard learnings <action> [options]
 
@@ -37,7 +45,7 @@ export async function runLearnings(argv: string[]): Promise<number> {
 async function learnings(argv: string[]): Promise<number> {
   const { values: v, positionals } = parseOrUsage(
     () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
-    USAGE,
+    USAGE_LINE,
   );
   const [action, id, ...extra] = positionals;
   if (action === "help" || action === undefined) {
@@ -45,12 +53,12 @@ async function learnings(argv: string[]): Promise<number> {
     return action ? 0 : 2;
   }
   if (action !== "list" && action !== "promote" && action !== "drop")
-    throw new UsageError(`unknown action "${action}"\n\n${USAGE}`);
+    throw new UsageError(`unknown action "${action}"`, USAGE_LINE);
   const unexpected = action === "list" ? id : extra[0];
   if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`);
   if (action !== "list" && id === undefined)
     throw new UsageError(`${action} needs a learning id (see switchyard learnings list)`);
-  const { config, home, workspaceDir } = subcommandHome(v);
+  const { config, home, workspaceDir } = subcommandHome("learnings", v, action === "list");
   const agentId = config.agent.id;
   const now = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -71,6 +79,8 @@ async function learnings(argv: string[]): Promise<number> {
         return 0;
       }
       case "promote": {
+        // An unknown id is named before a missing workspace.
+        await findLearning(store, agentId, id as string);
         if (!existsSync(workspaceDir)) {
           process.stderr.write(
             `switchyard learnings: no workspace at ${workspaceDir} (the gateway creates it when it starts)\n`,

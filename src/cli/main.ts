@@ -3,12 +3,12 @@
  * logs, memory, cron, task, learnings, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
-import { ConfigError } from "../util/config-error.js";
 import { parseArgs } from "node:util";
-import { FolderError } from "../config/home.js";
 
 import { type GatewayStarter, runGatewayCommand } from "./gateway-command.js";
 import { joinNegativeValues } from "./join-negative-values.js";
+import { plainArgsError } from "./parse-args-error.js";
+import { runSubcommand } from "./subcommand.js";
 import { packageVersion } from "./version.js";
 
 const USAGE = `usage: switchyard <command> [options]
@@ -19,6 +19,7 @@ commands:
   status    show queues, runs and undelivered replies of the running gateway
   doctor    check configuration, home folder, database, providers and channels
   pairing   list | approve <channel> <CODE> | revoke <channel> <SENDER_ID>: who may DM the agent
+            (list: pending codes and approved senders)
   sessions  list | show <key> [--last N]: sessions by recent activity, or one session's transcript
   auth      status | reset <provider> <profile>: each API key's health (cooldown, failures, use today),
             or clear a profile's cooldown
@@ -40,7 +41,7 @@ common options:
   --url URL       gateway URL for chat/status/doctor (default: the gateway running with
                   this home folder, as <home>/gateway.json says, else gateway.port)
   --sender NAME   your name in chat (default $USER)
-  --json          status, sessions, auth status, usage, memory search as JSON
+  --json          status, sessions, pairing list, auth status, usage, memory search as JSON
   --last N        sessions show: the last N events (default 50); logs: the last N lines (default 100)
   -f, --follow    logs: keep printing new lines, across rotations, until Ctrl-C
   --limit N       memory search: the best N matches (default 10)
@@ -96,24 +97,24 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   // The daemon's output is its log, never a pipe's reader: only the other commands end this way.
   if (argv[0] !== "gateway") endQuietlyWhenStdoutCloses();
   // `cron` has options of its own (--name, --cron, --every, …): it parses its arguments itself.
-  if (argv[0] === "cron")
-    return reportErrors("cron", async () => (await import("./cron.js")).runCron(argv.slice(1)));
+  // Each goes through runSubcommand (src/cli/subcommand.ts), which sets every exit code.
+  if (argv[0] === "cron") return (await import("./cron.js")).runCron(argv.slice(1));
   // So do `task` (--deliver, --require-file, …) and `learnings`.
-  if (argv[0] === "task")
-    return reportErrors("task", async () => (await import("./task.js")).runTask(argv.slice(1)));
-  if (argv[0] === "learnings")
-    return reportErrors("learnings", async () =>
-      (await import("./learnings.js")).runLearnings(argv.slice(1)),
-    );
+  if (argv[0] === "task") return (await import("./task.js")).runTask(argv.slice(1));
+  if (argv[0] === "learnings") return (await import("./learnings.js")).runLearnings(argv.slice(1));
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (err) {
-    process.stderr.write(`switchyard: ${(err as Error).message}\n\n${USAGE}`);
+    // One plain line, then the usage line of the command named first (not the whole help).
+    process.stderr.write(`switchyard: ${plainArgsError(err)}\n${usageLine(argv[0])}\n`);
     return 2;
   }
   const { command, options } = parsed;
-  return reportErrors(command, async () => {
+  // A command with actions names the action in its messages: `switchyard auth reset: …`.
+  const action = parsed.args[0];
+  const name = command && action && WITH_ACTIONS.has(command) ? `${command} ${action}` : command;
+  return runSubcommand(name, async () => {
     // Each command's module is loaded when it runs: the gateway's start-up pays for no other.
     switch (command) {
       case "gateway":
@@ -144,29 +145,36 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
         process.stdout.write(USAGE);
         return command ? 0 : 2;
       default:
-        process.stderr.write(`switchyard: unknown command "${command}"\n\n${USAGE}`);
+        process.stderr.write(`switchyard: unknown command "${command}"\n${usageLine(undefined)}\n`);
         return 2;
     }
   });
 }
 
-/** Runs a command, turning a configuration or folder problem into exit 2 and anything else into 1. */
-async function reportErrors(command: string | undefined, run: () => Promise<number>): Promise<number> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.describe()}\n`);
-      return 2;
-    }
-    if (err instanceof FolderError) {
-      process.stderr.write(`switchyard ${command}: ${err.message}\n`);
-      return 2;
-    }
-    process.stderr.write(`switchyard ${command}: ${(err as Error).message}\n`);
-    return 1;
-  }
+/** Each command's own usage line, printed after a bad option (`switchyard help` has them all). */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  gateway: "switchyard gateway [--config PATH] [--home DIR] [--port N] [--log-level LEVEL]",
+  chat: "switchyard chat [--url URL | --port N] [--sender NAME] [--config PATH] [--home DIR]",
+  status: "switchyard status [--json] [--url URL | --port N] [--config PATH] [--home DIR]",
+  doctor: "switchyard doctor [--url URL | --port N] [--config PATH] [--home DIR]",
+  pairing: "switchyard pairing list [--json] | approve <channel> <CODE> | revoke <channel> <SENDER_ID>",
+  sessions: "switchyard sessions list [--json] | show <key> [--last N] [--json]",
+  auth: "switchyard auth status [--json] | reset <provider> <profile>",
+  usage: "switchyard usage [--by day|session|model|origin|profile] [--since 7d] [--json]",
+  logs: "switchyard logs [--last N] [-f]",
+  memory: "switchyard memory search <query> [--limit N] [--json]",
+};
+
+/** `usage: …` for `command` (every command's options: switchyard help); the general line otherwise. */
+function usageLine(command: string | undefined): string {
+  const own = command === undefined ? undefined : COMMAND_USAGE[command];
+  return own
+    ? `usage: ${own} (every option: switchyard help)`
+    : "usage: switchyard <command> [options] (switchyard help lists the commands)";
 }
+
+/** Commands whose first argument is an action (list, show, approve, …). */
+const WITH_ACTIONS: ReadonlySet<string> = new Set(["pairing", "sessions", "auth", "memory"]);
 
 /** Arguments after the command name each command takes at most (none unless listed). */
 const MAX_ARGS: ReadonlyMap<string, number> = new Map([
@@ -219,6 +227,9 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
     if (!Number.isInteger(limit) || limit < 1) {
       throw new Error(`--limit: found "${values.limit}", expected a whole number of at least 1`);
     }
+  }
+  if (values.url !== undefined && !/^https?:\/\/[^/?#\s]+/i.test(values.url)) {
+    throw new Error(`--url: found "${values.url}", expected an http:// or https:// URL of the gateway`);
   }
   const maxArgs = MAX_ARGS.get(positionals[0] ?? "") ?? 0;
   if (positionals.length > maxArgs + 1) throw new Error(`unexpected argument "${positionals[maxArgs + 1]}"`);

@@ -12,6 +12,7 @@ import type { MemoryHit, MemoryWarnings } from "../harness/memory/types.js";
 import { loadClientConfig } from "./find-gateway.js";
 import type { CliOptions } from "./main.js";
 import { readRuntimeFile } from "./runtime-file.js";
+import { noteUnresolved } from "./subcommand.js";
 
 /** Matches printed without `--limit`. */
 export const MEMORY_SEARCH_DEFAULT_LIMIT = 10;
@@ -39,8 +40,10 @@ export async function runMemory(options: CliOptions, args: string[]): Promise<nu
   const env = process.env;
   const cwd = process.cwd();
   const home = resolveHome(options.home, env, cwd);
-  const { config, problem } = loadClientConfig(options, readRuntimeFile(home), { env, cwd });
+  const runtime = readRuntimeFile(home);
+  const { config, problem, unresolved } = loadClientConfig(options, runtime, { env, cwd, lenientEnv: true });
   if (!config) throw problem ?? new ConfigError(undefined, ["no configuration"]);
+  noteUnresolved("memory search", unresolved);
   const workspaceDir = workspaceDirOf(config, home);
   if (!existsSync(workspaceDir)) {
     process.stderr.write(

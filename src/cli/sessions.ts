@@ -9,6 +9,7 @@ import type { TranscriptEvent } from "../store/repos/transcript-repo.js";
 import type { Store } from "../store/types.js";
 import type { CliOptions } from "./main.js";
 import { databasePath, openForReading } from "./open-database.js";
+import { UnknownIdError } from "./subcommand.js";
 
 /** Sessions `list` prints at most; it says so when there are more. */
 export const SESSIONS_LIST_LIMIT = 200;
@@ -44,8 +45,10 @@ export async function runSessions(options: CliOptions, args: string[]): Promise<
       else process.stdout.write(`no sessions yet: no database at ${path} (the gateway creates it)\n`);
       return 0;
     }
-    process.stderr.write(`switchyard sessions: no database at ${path}, so no session "${key}"\n`);
-    return 1;
+    throw new UnknownIdError(
+      key ?? "",
+      `no session "${key}": no database at ${path} yet (the gateway creates it)`,
+    );
   }
   const store = openForReading(path);
   try {
@@ -80,10 +83,7 @@ async function list(store: Store, options: CliOptions, now: number): Promise<num
 
 async function show(store: Store, key: string, options: CliOptions): Promise<number> {
   const session = await store.sessions.get(key);
-  if (!session) {
-    process.stderr.write(`switchyard sessions: no session "${key}"; ${HOW_TO_FIND_KEYS}\n`);
-    return 1;
-  }
+  if (!session) throw new UnknownIdError(key, `no session "${key}"; ${HOW_TO_FIND_KEYS}`);
   const last = options.last ?? SHOW_DEFAULT_LAST;
   // One more than shown tells whether older events exist.
   const read = await store.transcript.tail(key, session.sessionId, last + 1);

@@ -25,6 +25,9 @@ import type { Assignment, AssignmentRun, ContractCheck } from "../store/repos/as
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { count, formatTable, usd } from "./table.js";
 
+/** The one usage line printed after a bad option or action. */
+const USAGE_LINE = `usage: switchyard task add "<goal>"|list|show <id>|cancel <id>|answer <id> "<text>" [options] (switchyard task help: the options)`;
+
 const USAGE = `usage: switchyard task <action> [options]
 
   add     "<goal>" [--deliver <channel>:<account>:<chat>[:<thread>]]
@@ -61,7 +64,7 @@ export async function runTask(argv: string[]): Promise<number> {
 function parse(argv: string[]) {
   return parseOrUsage(
     () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true, tokens: true }),
-    USAGE,
+    USAGE_LINE,
   );
 }
 
@@ -73,8 +76,8 @@ async function task(argv: string[]): Promise<number> {
     return action ? 0 : 2;
   }
   if (!["add", "list", "show", "cancel", "answer"].includes(action))
-    throw new UsageError(`unknown action "${action}"\n\n${USAGE}`);
-  const { config, home, workspaceDir } = subcommandHome(v);
+    throw new UsageError(`unknown action "${action}"`, USAGE_LINE);
+  const { config, home, workspaceDir } = subcommandHome("task", v, action === "list" || action === "show");
   const agentId = config.agent.id;
   const now = Date.now();
   const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -16,6 +16,11 @@ export interface LoadedConfig {
   config: Config;
   /** The file read, or undefined when none exists and defaults are used. */
   file: string | undefined;
+  /**
+   * With `lenientEnv`: each `${VAR}` the environment lacks, as `${VAR} (key.path)`; empty when
+   * every one resolved (always empty without `lenientEnv`).
+   */
+  unresolved: string[];
 }
 
 export interface LoadConfigOptions {
@@ -24,6 +29,13 @@ export interface LoadConfigOptions {
   /** Working directory to look for switchyard.yaml in. */
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /**
+   * Default false: a `${VAR}` the environment lacks (no default) is a ConfigError. True, for
+   * commands that only read (`auth status`, `cron list`): it is listed in `unresolved` instead;
+   * its value keeps the `${VAR}` text, or is left out (with the entry holding it) where that text
+   * is not a valid value. Never for anything that starts the gateway.
+   */
+  lenientEnv?: boolean;
 }
 
 /**
@@ -35,7 +47,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const file = explicit ? resolve(options.cwd, explicit) : resolve(options.cwd, "switchyard.yaml");
   if (!existsSync(file)) {
     if (explicit) throw new ConfigError(file, [`file not found: ${file}`]);
-    return { config: parseConfig({}, undefined), file: undefined };
+    return { config: parseConfig({}, undefined), file: undefined, unresolved: [] };
   }
   let text: string;
   try {
@@ -43,7 +55,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   } catch (err) {
     throw new ConfigError(file, [`cannot read ${file}: ${(err as Error).message}`]);
   }
-  return { config: parseConfigText(text, file, options.env), file };
+  return { ...parseConfigTextWith(text, file, options.env, options.lenientEnv ?? false), file };
 }
 
 /**
@@ -53,6 +65,16 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
  * number or a boolean and it reads as one (`port: ${PORT}`).
  */
 export function parseConfigText(text: string, file: string | undefined, env: NodeJS.ProcessEnv): Config {
+  return parseConfigTextWith(text, file, env, false).config;
+}
+
+/** {@link parseConfigText}, with {@link LoadConfigOptions.lenientEnv}. */
+function parseConfigTextWith(
+  text: string,
+  file: string | undefined,
+  env: NodeJS.ProcessEnv,
+  lenientEnv: boolean,
+): { config: Config; unresolved: string[] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
@@ -70,14 +92,69 @@ export function parseConfigText(text: string, file: string | undefined, env: Nod
   }
   const issues: string[] = [];
   const substituted = new Map<string, string>();
-  substituteEnv(doc.contents, [], { env, issues, lineCounter, substituted });
+  const unresolved: Unresolved[] = [];
+  const lenient = lenientEnv ? unresolved : undefined;
+  substituteEnv(doc.contents, [], { env, issues, lineCounter, substituted, unresolved: lenient });
   if (issues.length > 0) throw new ConfigError(file, issues);
   const raw: unknown = doc.toJS() ?? {};
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new ConfigError(file, [`top level: found ${describeValue(raw)}, expected a mapping of sections`]);
   }
   typeSubstitutedValues(raw, substituted, doc);
-  return parseConfig(raw, file);
+  if (unresolved.length > 0)
+    leaveOutUnresolved(
+      raw,
+      unresolved.map((u) => u.path),
+    );
+  return {
+    config: parseConfig(raw, file),
+    unresolved: unresolved.map((u) => `\${${u.name}} (${u.path.join(".")})`),
+  };
+}
+
+/** A `${VAR}` the environment lacks, and the key path of the value that names it. */
+interface Unresolved {
+  name: string;
+  path: string[];
+}
+
+/**
+ * Where a value that kept its `${VAR}` text is not valid (`xoxb-…` expected), leaves it out, and
+ * then any entry that is not valid without it (a channel section, a profile), innermost first,
+ * until only problems elsewhere remain; those parseConfig then reports as usual.
+ */
+function leaveOutUnresolved(raw: object, paths: ReadonlyArray<readonly string[]>): void {
+  const left = new Set<string>();
+  for (let round = 0; round < 16; round++) {
+    const result = configSchema.safeParse(raw);
+    if (result.success) return;
+    const drops: string[][] = [];
+    for (const issue of result.error.issues) {
+      const at = issue.path.map(String);
+      const under = (a: readonly string[], b: readonly string[]) => a.every((k, i) => b[i] === k);
+      const u = paths.find((p) => under(p, at) || under(at, p));
+      if (!u) continue; // a problem of its own: parseConfig reports it
+      let drop = at.length >= u.length ? [...u] : at;
+      while (drop.length > 0 && left.has(drop.join("."))) drop = drop.slice(0, -1);
+      if (drop.length > 0) drops.push(drop);
+    }
+    if (drops.length === 0) return;
+    for (const d of drops) {
+      left.add(d.join("."));
+      const parent = valueAt(raw, d.slice(0, -1));
+      const key = d[d.length - 1] as string;
+      if (Array.isArray(parent)) parent[Number(key)] = undefined;
+      else if (typeof parent === "object" && parent !== null) delete (parent as Record<string, unknown>)[key];
+    }
+    // A list entry left out leaves a hole: close it.
+    for (const d of drops) {
+      const list = valueAt(raw, d.slice(0, -1));
+      if (Array.isArray(list)) {
+        const kept = list.filter((x) => x !== undefined);
+        list.splice(0, list.length, ...kept);
+      }
+    }
+  }
 }
 
 /**
@@ -131,6 +208,8 @@ interface SubstituteContext {
   lineCounter: LineCounter;
   /** Key path → value after substitution, for every value that had a `${...}`. */
   substituted: Map<string, string>;
+  /** Lenient: unset variables are collected here (their text kept) instead of being issues. */
+  unresolved: Unresolved[] | undefined;
 }
 
 /**
@@ -158,6 +237,10 @@ function substituteEnv(node: unknown, path: string[], ctx: SubstituteContext): v
         const value = ctx.env[name];
         if (value !== undefined && value !== "") return value;
         if (fallback !== undefined) return fallback;
+        if (ctx.unresolved) {
+          ctx.unresolved.push({ name, path });
+          return match;
+        }
         ctx.issues.push(
           `${where}: environment variable ${name} is not set (used as ${match}${line ? ` on line ${line}` : ""})`,
         );
@@ -214,9 +297,36 @@ function formatIssue(issue: z.core.$ZodIssue, raw: unknown): string {
   if (issue.code === "invalid_type") expected = `expected ${issue.expected}`;
   else if (issue.code === "invalid_value")
     expected = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-  else if (issue.code === "too_small") expected = `expected at least ${String(issue.minimum)}`;
-  else if (issue.code === "too_big") expected = `expected at most ${String(issue.maximum)}`;
+  else if (issue.code === "too_small" || issue.code === "too_big") {
+    // A message the schema wrote itself ("expected a bot token …") says more than a bare bound.
+    if (!issue.message.startsWith("expected ")) {
+      const small = issue.code === "too_small";
+      const bound = small ? issue.minimum : issue.maximum;
+      const words = small ? ["at least", "more than"] : ["at most", "less than"];
+      expected = `expected ${issue.inclusive === false ? words[1] : words[0]} ${String(bound)}${unitOf(issue.origin, last, Number(bound))}`;
+    }
+  }
   return `${path}: found ${found}, ${expected}`;
+}
+
+/** A number's unit, by the suffix of its key (`everyMs`, `maxFileMb`, `maxMessageChars`). */
+const UNITS: ReadonlyArray<[RegExp, string]> = [
+  [/Ms$/, "ms"],
+  [/Mb$/, "MB"],
+  [/Chars$/, "characters"],
+  [/Seconds$/, "seconds"],
+  [/Minutes$/, "minutes"],
+  [/Hours$/, "hours"],
+  [/Tokens(PerRun)?$/, "tokens"],
+  [/Usd$/, "USD"],
+];
+
+/** ` ms`, ` characters`, ` entries`, …: what a bound on `key` counts; "" when it is a plain number. */
+function unitOf(origin: string, key: string, bound: number): string {
+  if (origin === "string") return bound === 1 ? " character" : " characters";
+  if (origin === "array" || origin === "set") return bound === 1 ? " entry" : " entries";
+  const unit = UNITS.find(([pattern]) => pattern.test(key))?.[1];
+  return unit ? ` ${unit}` : "";
 }
 
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {

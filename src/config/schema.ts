@@ -186,7 +186,13 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
        * A background turn every this often in the heartbeat session, following HEARTBEAT.md;
        * skipped without a model call while HEARTBEAT.md holds nothing to act on. 0 turns it off.
        */
-      everyMs: z.number().int().min(0).default(1_800_000),
+      everyMs: z
+        .number()
+        .int()
+        .refine((ms) => ms === 0 || ms >= 60_000, {
+          message: "expected 0 (off) or at least 60000 ms (one minute)",
+        })
+        .default(1_800_000),
       /** Where an alert goes: the chat that last addressed the agent directly, or nowhere. */
       target: z.enum(["last", "none"]).default("last"),
       /** An answer that says HEARTBEAT_OK with at most this many other characters is not sent. */
@@ -204,9 +210,6 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
           tz: z.string().optional(),
         })
         .optional(),
-    }).refine((h) => h.everyMs === 0 || h.everyMs >= 60_000, {
-      message: "expected 0 (off) or at least 60000 (one minute)",
-      path: ["everyMs"],
     }),
     cron: section({
       /** Scheduled jobs run (off: none runs; the CLI still manages them). */

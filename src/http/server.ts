@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../util/logger.js";
+import { PortInUseError } from "./port-in-use-error.js";
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
 
@@ -83,10 +84,7 @@ export class GatewayHttpServer {
       const onError = (err: NodeJS.ErrnoException) => {
         reject(
           err.code === "EADDRINUSE"
-            ? new Error(
-                `port ${this.#options.port} on ${this.#options.host} is already in use (is another gateway running? use --port or gateway.port)`,
-                { cause: err },
-              )
+            ? new PortInUseError(this.#options.port, this.#options.host, { cause: err })
             : err,
         );
       };

@@ -95,7 +95,7 @@ describe("switchyard CLI", () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/ok\s+config\s+no switchyard\.yaml found; using defaults/);
     expect(r.out).toMatch(/ok\s+home\s+/);
-    expect(r.out).toMatch(/ok\s+database\s+.*opens \(schema v\d+\)/);
+    expect(r.out).toMatch(/warn\s+database\s+no database at .* yet/);
     expect(r.out).toMatch(/warn\s+provider\s+no API key for anthropic: replies will be SIMULATED/);
     expect(r.out).toMatch(/ok\s+channels\s+http, console\n/);
     expect(r.out).toMatch(/ok\s+http\s+listens at http:\/\/127\.0\.0\.1:1\/v1\/chat/);
@@ -111,7 +111,7 @@ describe("switchyard CLI", () => {
 
   it("status reads the database when no gateway is running", () => {
     const home = tmp();
-    cli(["doctor", "--home", home, "--port", "1"]); // creates the database
+    cli(["pairing", "approve", "telegram", "X", "--home", home]); // creates the database
     const r = cli(["status", "--home", home, "--port", "1"]);
     expect(r.code).toBe(1);
     expect(r.out).toContain("no gateway answers at http://127.0.0.1:1");
@@ -137,7 +137,7 @@ describe("switchyard pairing", () => {
     expect(ok.code).toBe(0);
     expect(ok.out).toContain("approved Ann (id 42) on telegram");
     const again = cli(["pairing", "approve", "telegram", "ABCD2345", "--home", home]);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(2);
     expect(again.err).toContain("no pending telegram request with code ABCD2345");
     expect(cli(["pairing", "list", "--home", home]).out).toMatch(/approved\s+telegram Ann \(id 42\)/);
   });

@@ -5,7 +5,7 @@
  */
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../fakes/model-simulator.js";
@@ -62,8 +62,35 @@ describe("switchyard doctor", () => {
   function doctor(yaml: string, env: NodeJS.ProcessEnv = {}) {
     const dir = tempDir();
     writeFileSync(join(dir, "switchyard.yaml"), yaml);
+    mkdirSync(join(dir, "home"));
     return runCli(["doctor", "--home", join(dir, "home")], { cwd: dir, env });
   }
+
+  it("only looks: a missing home is a failure, and nothing is created", async () => {
+    const dir = tempDir();
+    const home = join(dir, "home");
+    const r = await runCli(["doctor", "--home", home, "--port", String(deadPort)], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      `FAIL  home       ${home} does not exist (the gateway creates it on its first start`,
+    );
+    expect(r.out).not.toMatch(/database/);
+    expect(existsSync(home)).toBe(false);
+    mkdirSync(home);
+    const empty = await runCli(["doctor", "--home", home, "--port", String(deadPort)], { cwd: dir });
+    expect(empty.code).toBe(0);
+    expect(empty.out).toContain(`warn  database   no database at ${join(home, "switchyard.db")} yet`);
+    expect(readdirSync(home)).toEqual([]);
+  });
+
+  it("refuses a --url that is not http or https, in one line", async () => {
+    const r = await runCli(["doctor", "--url", "ftp://x"]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err.split("\n")[0]).toBe(
+      'switchyard: --url: found "ftp://x", expected an http:// or https:// URL of the gateway',
+    );
+  });
 
   it("probes every configured provider and says which one agent.model uses", async () => {
     const seen = sim.requests.length;

@@ -96,8 +96,12 @@ describe("start-up failures exit, after closing what was opened", () => {
       // No API key: the model simulator starts before the port is tried, and must close again.
       const r = await runCli(["gateway", "--home", tempDir(), "--port", String(port)], { timeoutMs: 20_000 });
       expect(r.code).toBe(1);
-      expect(r.err).toContain(`switchyard gateway: port ${port} on 127.0.0.1 is already in use`);
-      expect(r.err).not.toMatch(/\n\s+at /);
+      expect(r.err).toBe(
+        `switchyard gateway: port ${port} on 127.0.0.1 is already in use (another gateway? pass --port N or set gateway.port)\n`,
+      );
+      // The log (stdout) has the same line, and no stack trace.
+      expect(r.out).toContain(`gateway failed to start: port ${port} on 127.0.0.1 is already in use`);
+      expect(r.out).not.toMatch(/stack|EADDRINUSE|\\n\s+at /);
     } finally {
       holder.close();
     }

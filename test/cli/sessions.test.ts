@@ -202,7 +202,7 @@ describe("switchyard sessions", () => {
     await seed(store, Date.now());
     await store.close();
     const unknown = await runCli(["sessions", "show", "agent:main:nope", "--home", home]);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('no session "agent:main:nope"');
     expect(unknown.err).toContain("switchyard sessions list");
     const missing = await runCli(["sessions", "show", "--home", home]);
@@ -217,7 +217,7 @@ describe("switchyard sessions", () => {
     expect(none.code).toBe(0);
     expect(none.out).toContain(`no sessions yet: no database at ${join(empty, "switchyard.db")}`);
     const noneShow = await runCli(["sessions", "show", DM, "--home", empty]);
-    expect(noneShow.code).toBe(1);
+    expect(noneShow.code).toBe(2);
   });
 
   it("reads what a running gateway wrote", async () => {

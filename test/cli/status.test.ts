@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { TOKEN_REQUIRED } from "../../src/cli/gateway-client.js";
 import { writeRuntimeFile } from "../../src/cli/runtime-file.js";
 import { packageVersion } from "../../src/cli/version.js";
+import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";
 import { readProcStat } from "../../src/util/process-identity.js";
 import { FakeDiscord } from "../fakes/discord-api.js";
 import { spawnGateway } from "../helpers/gateway-process.js";
@@ -91,7 +92,7 @@ describe("switchyard status", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "switchyard.yaml"), "agent:\n  model: openai/gpt-test\n");
     const home = join(dir, "home");
-    await runCli(["doctor", "--home", home, "--port", "1"], { cwd: dir }); // creates the database
+    await openSqliteStore({ path: join(home, "switchyard.db") }).close(); // creates the database
     const r = await runCli(["status", "--home", home, "--port", "1"], {
       cwd: dir,
       env: { OPENAI_API_KEY: "sk-test-key-for-status" },

@@ -171,6 +171,25 @@ describe("config", () => {
     );
   });
 
+  it("gives one issue per bad value, and a bound's unit", () => {
+    expect(issuesOf("heartbeat:\n  everyMs: -5\n")).toEqual([
+      "heartbeat.everyMs: found -5, expected 0 (off) or at least 60000 ms (one minute)",
+    ]);
+    expect(issuesOf("gateway:\n  auth:\n    token: short\n  drainTimeoutMs: 0\n")).toEqual([
+      "gateway.drainTimeoutMs: found 0, expected more than 0 ms",
+      "gateway.auth.token: found a value (hidden), expected at least 16 characters",
+    ]);
+    expect(issuesOf("logging:\n  maxFileMb: 0\n")).toEqual([
+      "logging.maxFileMb: found 0, expected at least 1 MB",
+    ]);
+    expect(
+      issuesOf("channels:\n  discord:\n    token: abcdefghijklmnopqrstuvwxyz\n    maxMessageChars: 10\n"),
+    ).toEqual(["channels.discord.maxMessageChars: found 10, expected at least 200 characters"]);
+    expect(issuesOf("providers:\n  anthropic:\n    profiles: []\n")).toEqual([
+      "providers.anthropic.profiles: found a list, expected at least 1 entry",
+    ]);
+  });
+
   it("names the key path, the value found and what was expected", () => {
     expect(issuesOf("gateway:\n  port: 99999\n")).toEqual([
       "gateway.port: found 99999, expected at most 65535",

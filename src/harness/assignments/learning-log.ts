@@ -48,7 +48,7 @@ export function recordedLine({ learning, promoted }: { learning: Learning; promo
 }
 
 /** The agent's learning `id`, or an AssignmentInputError naming the problem. */
-async function findLearning(store: LearningStore, agentId: string, id: string): Promise<Learning> {
+export async function findLearning(store: LearningStore, agentId: string, id: string): Promise<Learning> {
   const n = Number(id.replace(/^#/, ""));
   const learning = Number.isInteger(n) && n > 0 ? await store.learnings.get(n) : undefined;
   if (!learning || learning.agentId !== agentId)
