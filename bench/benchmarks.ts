@@ -26,6 +26,7 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "context", load: async () => (await import("./context.js")).contextBench },
   { id: "human-wait", load: async () => (await import("./human-wait.js")).humanWait },
   { id: "cron", load: async () => (await import("./cron.js")).cronBench },
+  { id: "cron-next", load: async () => (await import("./cron-next.js")).cronNext },
   { id: "assignment", load: async () => (await import("./assignment.js")).assignmentBench },
   { id: "daemon-footprint", load: async () => (await import("./daemon-footprint.js")).daemonFootprint },
   { id: "discord-footprint", load: async () => (await import("./discord-footprint.js")).discordFootprint },
