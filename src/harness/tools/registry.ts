@@ -12,6 +12,7 @@ import type { ToolSpec } from "../providers/types.js";
 import { type JsonSchema, argumentProblems, describeParameters, toolJsonSchema } from "./tool-schema.js";
 import type { Tool, ToolContext, ToolOutput } from "./types.js";
 import { ToolError } from "./tool-error.js";
+import { DEFAULT_MAX_RESULT_CHARS, MIN_RESULT_CHARS, capMiddle } from "./output-cap.js";
 
 /** What the model sees of one tool call. */
 export interface ToolResult {
@@ -51,14 +52,6 @@ export interface ExecuteOptions {
   maxResultChars?: number;
 }
 
-/** Smallest accepted `maxResultChars`: room for the omission marker and some text. */
-const MIN_RESULT_CHARS = 200;
-/** Share of the kept characters given to the head; the tail gets the rest. */
-const HEAD_SHARE = 0.7;
-/** Head share when the text ends like a failure: the error at the end matters most. */
-const HEAD_SHARE_ERROR_TAIL = 0.3;
-/** Characters a cut may move to land on a line break (at most a quarter of the part). */
-const LINE_SNAP_CHARS = 200;
 /** Files a name collision may skip before the save gives up. */
 const SAVE_ATTEMPTS = 5;
 
@@ -94,7 +87,11 @@ export class ToolRegistry {
    * `outputDir` is not an absolute path.
    */
   constructor(options: ToolRegistryOptions = {}) {
-    this.#maxResultChars = checkInt("maxResultChars", options.maxResultChars ?? 16_000, MIN_RESULT_CHARS);
+    this.#maxResultChars = checkInt(
+      "maxResultChars",
+      options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
+      MIN_RESULT_CHARS,
+    );
     this.#timeoutMs = checkInt("timeoutMs", options.timeoutMs ?? 60_000, 1);
     if (options.outputDir !== undefined && !path.isAbsolute(options.outputDir)) {
       throw new RangeError(
@@ -287,56 +284,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * Keeps the head and tail of `text` within `max` characters around a marker saying what was left
- * out (and where the whole text was saved, when `savedAs` is given and there is room to say so).
- * The head gets 70%, or 30% when the text ends like a failure; each cut moves to a line break
- * when one is near.
- */
-function capMiddle(text: string, max: number, savedAs?: string): string {
-  if (text.length <= max) return text;
-  // Reserve room for the marker with the largest count it could show.
-  const plain = (omitted: number): string => `\n\n[… ${omitted} characters omitted …]\n\n`;
-  const withFile = (omitted: number): string =>
-    `\n\n[… ${omitted} characters omitted; full output (${text.length} chars) saved to ${savedAs}; ` +
-    "read it with read_file (offset/limit for a part) if needed …]\n\n";
-  // The file's name needs room; a result capped very small keeps the plain marker.
-  const marker = savedAs !== undefined && max - withFile(text.length).length >= 100 ? withFile : plain;
-  const budget = max - marker(text.length).length;
-  const headShare = endsLikeFailure(text) ? HEAD_SHARE_ERROR_TAIL : HEAD_SHARE;
-  let headEnd = Math.floor(budget * headShare);
-  let tailStart = text.length - (budget - headEnd);
-  const snapHead = text.lastIndexOf("\n", headEnd - 1);
-  if (snapHead > 0 && headEnd - snapHead <= Math.min(LINE_SNAP_CHARS, headEnd / 4)) headEnd = snapHead + 1;
-  const snapTail = text.indexOf("\n", tailStart);
-  const tailLength = text.length - tailStart;
-  if (
-    text.charCodeAt(tailStart - 1) !== 10 &&
-    snapTail >= 0 &&
-    snapTail + 1 < text.length &&
-    snapTail - tailStart < Math.min(LINE_SNAP_CHARS, tailLength / 4)
-  ) {
-    tailStart = snapTail + 1;
-  }
-  if (isSurrogate(text.charCodeAt(headEnd - 1), 0xd800)) headEnd--;
-  if (isSurrogate(text.charCodeAt(tailStart), 0xdc00)) tailStart++;
-  const omitted = tailStart - headEnd;
-  return `${text.slice(0, headEnd)}${marker(omitted)}${text.slice(tailStart)}`;
-}
-
-/** Words in the last lines of a failing command's output. */
-const FAILURE_WORDS = /\b(?:errors?|err|exception|traceback|fail(?:ed|ure|ures|s)?|fatal|panic(?:ked)?)\b/i;
-
-/** True when one of the last five non-empty lines (within the last 2,000 characters) reads like a failure. */
-function endsLikeFailure(text: string): boolean {
-  const lines = text
-    .slice(-2_000)
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .slice(-5);
-  return lines.some((line) => FAILURE_WORDS.test(line));
-}
-
 /** The per-call limit: `requested` when it is a number (at least the minimum), else the registry's. */
 function callLimit(requested: number | undefined, fallback: number): number {
   if (requested === undefined || !Number.isFinite(requested)) return fallback;
@@ -346,11 +293,6 @@ function callLimit(requested: number | undefined, fallback: number): number {
 /** A run id or call id as part of a file name: no separators, no leading dot, bounded length. */
 function fileSafe(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 80) || "call";
-}
-
-/** True when `code` is a surrogate half starting at `base` (0xd800 high, 0xdc00 low). */
-function isSurrogate(code: number, base: number): boolean {
-  return code >= base && code <= base + 0x3ff;
 }
 
 function checkInt(field: string, value: number, min: number): number {
