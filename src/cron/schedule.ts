@@ -196,10 +196,24 @@ function dayMatches(f: Fields, utcDay: number): boolean {
   return dom || dow;
 }
 
+/**
+ * Offsets already read, by zone and instant: a job's next run asks for the same day bounds again
+ * (and every job of a zone shares them), and each read is a formatToParts. Exact, so bounded by
+ * size only: cleared when full.
+ */
+const offsets = new Map<string, number>();
+const MAX_OFFSETS = 4_096;
+
 /** Wall minus UTC at instant `ms` in `tz`, in ms. */
 function offsetAt(ms: number, tz: string): number {
+  const key = `${tz}\u0000${ms}`;
+  const hit = offsets.get(key);
+  if (hit !== undefined) return hit;
   const w = wallTime(ms, tz);
-  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute) - Math.floor(ms / 60_000) * 60_000;
+  const offset = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute) - Math.floor(ms / 60_000) * 60_000;
+  if (offsets.size >= MAX_OFFSETS) offsets.clear();
+  offsets.set(key, offset);
+  return offset;
 }
 
 /** The first instant whose offset is `after`, between `lo` (offset `before`) and `hi`. */
