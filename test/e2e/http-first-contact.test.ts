@@ -208,6 +208,12 @@ describe("HTTP API, first contact", () => {
       "stream_options.include_usage",
       "invalid_type",
     ]);
+    // As OpenAI: stream_options only with stream: true.
+    expect(await refused({ stream_options: { include_usage: true } })).toEqual([
+      "stream_options",
+      "unsupported_value",
+      '400 "stream_options" is only allowed when "stream" is true',
+    ]);
     expect(sim.requests.length).toBe(before.calls);
     expect(await gw.running.store.inbox.countByState()).toEqual(before.inbox);
     // n: 1 and an explicit stream: false are fine.

@@ -25,6 +25,13 @@ export function completionParams(body: Record<string, unknown>): CompletionParam
       "stream_options.include_usage",
     );
   }
+  if (options !== undefined && options !== null && !stream)
+    throw new HttpError(
+      400,
+      `"stream_options" is only allowed when "stream" is true`,
+      "unsupported_value",
+      "stream_options",
+    );
   const n = body.n;
   if (n !== undefined && n !== null) {
     if (typeof n !== "number" || !Number.isInteger(n)) throw invalidType("n", "an integer", n);
