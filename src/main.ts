@@ -30,6 +30,8 @@ import { TurnScheduler } from "./gateway/turn-scheduler.js";
 import { GatewayHttpServer } from "./http/server.js";
 import { systemClock } from "./util/clock.js";
 import { newId } from "./util/ids.js";
+import { CommandRunner } from "./harness/tools/exec/command-runner.js";
+import { execTool } from "./harness/tools/exec/exec-tool.js";
 
 /** The `switchyard` command line (bin/switchyard.js calls this); resolves with the exit code. */
 export function main(argv: string[]): Promise<number> {
@@ -84,6 +86,9 @@ async function assemble(
   let heartbeat: HeartbeatScheduler | undefined;
   const acks = new HeartbeatAcks(clock);
   const poke = (dueNow?: boolean) => void (dueNow ? cron?.wakesDue() : cron?.tick());
+  // One runner for every command the agent runs, so shutdown can stop them all.
+  const commands = new CommandRunner();
+  onOpened("running commands", () => commands.killAll());
   const tasks = new Assignments(config, { store, workspaceDir, channels, clock, logger, poke, lanes, usage });
   const agent = buildAgent(config, {
     store,
@@ -95,6 +100,16 @@ async function assemble(
     tools: [
       ...gatewayCronTools(config, { store, channels, clock }, () => cron),
       ...heartbeatTools(acks, `agent:${config.agent.id}:heartbeat`),
+      ...(config.tools.exec.enabled
+        ? [
+            execTool({
+              runner: commands,
+              env: options.env,
+              passEnv: config.tools.exec.env,
+              timeoutMs: Math.min(config.tools.exec.timeoutMs, config.agent.toolTimeoutMs),
+            }),
+          ]
+        : []),
     ],
     assignments: tasks,
   });
@@ -300,6 +315,8 @@ async function assemble(
         heartbeat?.stop();
         cron?.stop();
         const { drained } = await gateway.shutdown(config.gateway.drainTimeoutMs);
+        // Aborted turns stop their commands; this catches any a turn no longer waits for.
+        await commands.killAll();
         leases.stop();
         await leases
           .releaseIdle()

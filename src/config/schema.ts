@@ -14,6 +14,7 @@ import {
   providersSettings,
   RESERVED_PROVIDER_KEYS,
 } from "./providers-schema.js";
+import { toolsSettings } from "./tools-schema.js";
 
 const port = z.number().int().min(0).max(65_535);
 
@@ -159,6 +160,8 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
           params: { namesValues: true },
         });
       }),
+    /** The agent's optional tools (`tools.exec`). */
+    tools: toolsSettings,
     providers: providersSettings,
     limits: limitsSettings,
     prices: pricesSettings,
@@ -259,8 +262,8 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       /** Progress messages (a work item done) at most this often, batched. */
       reportEveryMinutes: z.number().min(0).default(10),
       /**
-       * Contract checks of the kind `command` run a shell command in the workspace. There is no
-       * exec tool for the agent, so they are off unless the operator turns them on here.
+       * Contract checks of the kind `command` run a shell command in the workspace; off unless
+       * the operator turns them on here (separate from the agent's `tools.exec`).
        */
       commandChecks: z.boolean().default(false),
     }),

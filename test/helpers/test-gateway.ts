@@ -49,6 +49,8 @@ export async function startTestGateway(
     wrapStore?: (store: Store) => Store;
     /** The gateway's clock (a ManualClock drives its timers); default the system clock. */
     clock?: Clock;
+    /** The gateway's environment (what `exec` commands are scrubbed from); default empty. */
+    env?: NodeJS.ProcessEnv;
   } = {},
 ): Promise<TestGateway> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "sy-gw-"));
@@ -57,7 +59,7 @@ export async function startTestGateway(
     config,
     configFile: undefined,
     home,
-    env: {},
+    env: options.env ?? {},
     // SWITCHYARD_TEST_LOG=debug shows the gateway's log while a test runs.
     logger: process.env.SWITCHYARD_TEST_LOG
       ? createLogger({ level: process.env.SWITCHYARD_TEST_LOG, format: "json" })

@@ -1,0 +1,103 @@
+/**
+ * The `exec` tool: one shell command in the workspace, checked by the destructive-command guard
+ * first, then run through the gateway's CommandRunner (scrubbed environment, own process group,
+ * timeout, capped output). The composition root registers it only when `tools.exec.enabled`.
+ */
+import path from "node:path";
+import { z } from "zod";
+import { checkCommand } from "../command-guard.js";
+import { ToolError } from "../tool-error.js";
+import type { Tool } from "../types.js";
+import type { CommandRunner } from "./command-runner.js";
+import { DEFAULT_EXEC_TIMEOUT_MS } from "./run-command.js";
+import { ExecError } from "./exec-error.js";
+import type { CommandResult } from "./types.js";
+
+/** What the `exec` tool runs commands with; the composition root fills it from the config. */
+export interface ExecToolOptions {
+  /** The gateway's one runner: shutdown calls its killAll. */
+  runner: Pick<CommandRunner, "run">;
+  /** The gateway's environment, scrubbed per command to PATH, HOME, LANG, TZ and `passEnv`. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Further variable names passed through (config `tools.exec.env`). Default none. */
+  passEnv?: readonly string[];
+  /** Time one command may run before its process group is killed. Default 60_000. */
+  timeoutMs?: number;
+  /** Characters of a command's output kept (head and tail). Default runCommand's (16_000). */
+  maxOutputChars?: number;
+}
+
+const execParameters = z.strictObject({
+  command: z.string().min(1).describe("The shell command line, run with /bin/sh -c"),
+  cwd: z
+    .string()
+    .optional()
+    .describe("Folder to run in, relative to the workspace root (default: the workspace root)"),
+});
+
+/**
+ * The `exec` tool. A command the guard blocks is not run: the result is an error carrying the
+ * guard's reason. A cwd outside the workspace or missing is a ToolError; a non-zero exit, a
+ * timeout or an abort is a result whose first line says how the command ended.
+ */
+export function execTool(options: ExecToolOptions): Tool<typeof execParameters> {
+  return {
+    name: "exec",
+    description:
+      "Run one shell command (/bin/sh -c) in the workspace and get its exit status and output " +
+      "(stdout and stderr together, long output cut in the middle). The environment holds only " +
+      "PATH, HOME, LANG, TZ and configured names; no credentials. Commands that delete outside " +
+      "the workspace, force-push, format disks and the like are refused with the reason.",
+    parameters: execParameters,
+    async run(args, ctx) {
+      const cwd = path.resolve(ctx.workspaceDir, args.cwd ?? ".");
+      const verdict = checkCommand(args.command, {
+        workspaceDir: ctx.workspaceDir,
+        homeDir: options.env.HOME ?? ctx.workspaceDir,
+        cwd,
+      });
+      if (verdict.type === "block") {
+        // The reason names the rule and the safer alternative in one paragraph.
+        return { content: verdict.reason, isError: true };
+      }
+      let result: CommandResult;
+      try {
+        result = await options.runner.run({
+          command: args.command,
+          workspaceDir: ctx.workspaceDir,
+          cwd,
+          env: options.env,
+          passEnv: options.passEnv ?? [],
+          signal: ctx.signal,
+          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.maxOutputChars !== undefined ? { maxOutputChars: options.maxOutputChars } : {}),
+        });
+      } catch (err) {
+        throw toToolError(err);
+      }
+      return {
+        content: formatResult(result, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS),
+        isError: result.exitCode !== 0,
+      };
+    },
+  };
+}
+
+/** The first line says how the command ended; the output follows. */
+export function formatResult(result: CommandResult, timeoutMs: number): string {
+  let status: string;
+  if (result.timedOut) status = `timed out after ${timeoutMs} ms; its processes were killed`;
+  else if (result.aborted) status = "stopped (the turn was aborted); its processes were killed";
+  else if (result.signal !== null) status = `killed by ${result.signal}`;
+  else status = `exit code ${result.exitCode ?? "unknown"}`;
+  const output = result.output === "" ? "(no output)" : result.output;
+  return `${status}\n${output}`;
+}
+
+function toToolError(err: unknown): unknown {
+  if (!(err instanceof ExecError)) return err;
+  if (err.kind === "path_outside_workspace")
+    return new ToolError("path_outside_workspace", err.message, { cause: err });
+  if (err.kind === "cwd_not_found") return new ToolError("not_found", err.message, { cause: err });
+  return new ToolError("failed", err.message, { cause: err });
+}
