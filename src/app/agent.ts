@@ -15,6 +15,7 @@ import { loadSkills, skillIndexText, skillTool } from "../harness/memory/skills.
 import type { ModelRouter } from "../harness/models/model-router.js";
 import { SystemPrompt } from "../harness/system-prompt.js";
 import { fileTools } from "../harness/tools/file-tools.js";
+import { ToolPolicy } from "../harness/tools/tool-policy.js";
 import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
 import type { Tool } from "../harness/tools/types.js";
 import type { TurnHooks } from "../harness/hooks.js";
@@ -61,8 +62,10 @@ export function buildAgent(
   const windowOf = (sessionKey: string) =>
     limitsFor(deps.router.currentRef(sessionKey), config.models ?? {}).contextWindow;
   const primaryWindow = limitsFor(config.agent.model, config.models ?? {}).contextWindow;
+  const policy = new ToolPolicy(config.tools);
   const tools = new ToolRegistry({
     timeoutMs: agent.toolTimeoutMs,
+    policy,
     // No single result over 30 % of the window (≈ 4 characters a token), and never over 64k chars.
     maxResultChars: Math.min(64_000, maxResultCharsFor(primaryWindow)),
     outputDir: path.join(deps.workspaceDir, ".agent-output"),
@@ -86,6 +89,7 @@ export function buildAgent(
   if (deps.assignments) {
     const runRegistry = new ToolRegistry({
       timeoutMs: agent.toolTimeoutMs,
+      policy,
       maxResultChars: Math.min(64_000, maxResultCharsFor(primaryWindow)),
       outputDir: path.join(deps.workspaceDir, ".agent-output"),
     });

@@ -96,6 +96,7 @@ export function assignmentChatTools(tasks: Assignments): Tool[] {
   const { store, clock } = tasks.deps;
   const start: Tool<typeof startParameters> = {
     name: "task_start",
+    groups: ["assignment"],
     description:
       "Start a multi-day assignment: long work that goes on in the background over many runs, reporting to this chat. Use it when the request clearly takes more than one turn (research, a long document, a multi-step project), and tell the person you did, with its id.",
     parameters: startParameters,

@@ -45,6 +45,7 @@ const removeParameters = z.strictObject({ name: z.string().describe("The job's n
 export function cronTools(o: CronToolsOptions): Tool[] {
   const add: Tool<typeof addParameters> = {
     name: "cron_add",
+    groups: ["schedule"],
     description:
       "Schedule a job: a one-off reminder (at), a repeating task (every) or a cron schedule. When it runs you get its message as a prompt, and your answer is delivered (by default to this chat). Use it when the person asks to be reminded or for something done later or regularly.",
     parameters: addParameters,
@@ -92,6 +93,7 @@ export function cronTools(o: CronToolsOptions): Tool[] {
   };
   const list: Tool = {
     name: "cron_list",
+    groups: ["schedule"],
     description:
       "List your scheduled jobs: name, schedule, next run, where answers go, and whether it is failing.",
     parameters: z.strictObject({}),
@@ -110,6 +112,7 @@ export function cronTools(o: CronToolsOptions): Tool[] {
   };
   const remove: Tool<typeof removeParameters> = {
     name: "cron_remove",
+    groups: ["schedule"],
     description: "Remove one of your scheduled jobs by name.",
     parameters: removeParameters,
     async run(args) {

@@ -173,6 +173,7 @@ export function heartbeatTools(acks: HeartbeatAcks, heartbeatSession: string): T
   return [
     {
       name: "heartbeat_ok",
+      groups: ["schedule"],
       description:
         "In a scheduled heartbeat only: say that nothing needs the person's attention now. Nothing is sent to them. (Do not use it in a conversation.)",
       parameters: z.strictObject({}),

@@ -35,6 +35,7 @@ const cancelParameters = z.strictObject({ id: z.int().describe("The wake's id (s
 export function wakeTools(o: WakeToolsOptions): Tool[] {
   const schedule: Tool<typeof scheduleParameters> = {
     name: "schedule_wake",
+    groups: ["schedule"],
     description:
       "Wake yourself up later in this same conversation, as background work: at that time you get `why` as your prompt and your answer goes to this chat. Use it to continue long work, check back on something, or follow up, without the person having to write. At most 20 waiting, at least a minute apart.",
     parameters: scheduleParameters,
@@ -73,6 +74,7 @@ export function wakeTools(o: WakeToolsOptions): Tool[] {
   };
   const list: Tool = {
     name: "list_wakes",
+    groups: ["schedule"],
     description: "List the wakes waiting in this conversation: id, time, reason.",
     parameters: z.strictObject({}),
     async run(_args, ctx) {
@@ -85,6 +87,7 @@ export function wakeTools(o: WakeToolsOptions): Tool[] {
   };
   const cancel: Tool<typeof cancelParameters> = {
     name: "cancel_wake",
+    groups: ["schedule"],
     description: "Cancel one of this conversation's waiting wakes by id.",
     parameters: cancelParameters,
     async run(args, ctx) {

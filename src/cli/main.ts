@@ -31,6 +31,7 @@ commands:
   task      add "<goal>" | list | show <id> | cancel <id> | answer <id> "<text>": assignments,
             long work the agent carries over many runs (switchyard task help for the options)
   learnings list | promote <id> | drop <id>: lessons agents reported, and MEMORY.md's ## Learned
+  tools     list [--channel C] [--group] [--json]: what a turn there is offered (tools: policy)
   help      show this text
   version   print the version (also --version)
 
@@ -102,6 +103,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   // So do `task` (--deliver, --require-file, …) and `learnings`.
   if (argv[0] === "task") return (await import("./task.js")).runTask(argv.slice(1));
   if (argv[0] === "learnings") return (await import("./learnings.js")).runLearnings(argv.slice(1));
+  if (argv[0] === "tools") return (await import("./tools.js")).runTools(argv.slice(1));
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

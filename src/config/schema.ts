@@ -8,6 +8,8 @@ import type { ChannelModule } from "../channels/types.js";
 import { MODEL_REF_EXPECTED, MODEL_REF_PATTERN } from "../harness/providers/model-ref.js";
 import { modelLimitsSettings } from "../harness/context/model-limits.js";
 import { section } from "../util/zod-sections.js";
+import { TOOL_PROFILES, type ToolProfile } from "../harness/tools/tool-groups.js";
+import { DEFAULT_TOOL_POLICY, toolPolicyProblems } from "../harness/tools/tool-policy.js";
 import {
   limitsSettings,
   pricesSettings,
@@ -19,6 +21,10 @@ import { toolsSettings } from "./tools-schema.js";
 const port = z.number().int().min(0).max(65_535);
 
 const positiveMs = z.number().int().positive();
+
+/** Tool names or `group:<name>` (checked against the known tools and groups below). */
+const toolRules = z.array(z.string().min(1));
+const toolRuleSet = z.strictObject({ allow: toolRules.optional(), deny: toolRules.optional() });
 
 /** "provider/model", e.g. "anthropic/claude-sonnet-4-5" or "openai/gpt-4.1" (see model-ref.ts). */
 /** `provider/model`; a bare `simulator` is the built-in simulator (`simulator/default`). */
@@ -267,6 +273,21 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
        */
       commandChecks: z.boolean().default(false),
     }),
+    /** Which tools a turn may use (harness/tools/tool-policy.ts; profiles in tool-groups.ts). */
+    tools: section({
+      /** Named set of groups: full (all), coding, messaging, minimal. Default full. */
+      profile: z
+        .enum(Object.keys(TOOL_PROFILES) as [ToolProfile, ...ToolProfile[]])
+        .default(DEFAULT_TOOL_POLICY.profile),
+      /** Tool names or group:<name>; empty: the profile's set. */
+      allow: toolRules.default([]),
+      /** Tool names or group:<name>; always wins. */
+      deny: toolRules.default([]),
+      /** Narrower sets per channel: `{ discord: { deny: [group:exec] } }`. */
+      byChannel: z.record(z.string(), toolRuleSet).default({}),
+      /** Any group chat; default no exec and no file writes. */
+      groups: toolRuleSet.default({ deny: [...(DEFAULT_TOOL_POLICY.groups.deny ?? [])] }),
+    }),
     outbox: section({
       /** Replies older than this are expired instead of being sent late. */
       maxAgeMs: positiveMs.default(3_600_000),
@@ -284,6 +305,9 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
     /** `channels.<name>`: one section per channel module, its schema the module's own. */
     channels: section(channelSettings(modules)),
   }).superRefine((config, ctx) => {
+    for (const [path, message] of toolPolicyProblems(config.tools)) {
+      ctx.addIssue({ code: "custom", path: ["tools", ...path], message, params: { namesValues: true } });
+    }
     // Every model reference names a configured provider.
     const refs: Array<[string, (string | number)[]]> = [
       [config.agent.model, ["agent", "model"]],

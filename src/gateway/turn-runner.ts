@@ -227,7 +227,11 @@ export class TurnRunner {
         origin: turn.runTrigger === "user" ? "human" : turn.runTrigger,
         modelOverride: model,
         chat: turn.chat,
-        asker: { privateChat: turn.chat.privateChat, senderId: turn.recipientId },
+        asker: {
+          privateChat: turn.chat.privateChat,
+          groupChat: turn.chat.chatKind === "group",
+          senderId: turn.recipientId,
+        },
         ...(target ? { replyTarget: target } : {}),
         lease,
         inputs: turn.inputs,

@@ -151,7 +151,11 @@ export class AgentSession {
     const chat = spec.chat ?? { privateChat: false, channel: "unknown", chatKind: "direct" as const };
     const model = o.router.currentRef?.(sessionKey, spec.modelOverride) ?? "unknown";
     const query = lastAsk(tail);
-    const prompt = await o.prompt.build({ ...chat, model, query }, tools.specs(), new Date(o.clock.now()));
+    const prompt = await o.prompt.build(
+      { ...chat, model, query },
+      tools.specs({ replyTarget: spec.replyTarget, asker: spec.asker }),
+      new Date(o.clock.now()),
+    );
     const turn = {
       sessionKey,
       sessionId,

@@ -120,7 +120,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
   let reported: ProviderError | undefined;
   /** When the current attempt started (the router's clock). */
   let attemptAt = 0;
-  const toolSpecs = options.tools.specs();
+  // Only the tools the policy allows in this chat are offered (the registry refuses the rest too).
+  const toolSpecs = options.tools.specs({ replyTarget: options.replyTarget, asker: options.asker });
   let limitReached = false;
   /** A context overflow was answered with a smaller context once for the current call. */
   let shrunk = false;

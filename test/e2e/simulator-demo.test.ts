@@ -47,8 +47,15 @@ describe.each(MODELS)("the simulator's demo script (%s, no API key)", (_name, mo
       "the reminder in ann's mailbox",
     );
 
-    const noted = await gw.chat("ann", "remember that my cat is called Tom");
-    expect(noted.body.replies?.[0]?.text).toBe(
+    // Private memory is the owner's: memory_write is offered in the console (a private chat),
+    // not to an HTTP sender (tools policy).
+    const res = await fetch(`${gw.url}/v1/console`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sender: "ann", text: "remember that my cat is called Tom" }),
+    });
+    const noted = (await res.json()) as { replies?: Array<{ text: string }> };
+    expect(noted.replies?.[0]?.text).toBe(
       'Simulated reply (no model API key is configured): noted in MEMORY.md with memory_write — "My cat is called Tom."',
     );
     expect(readFileSync(path.join(workspaceDir, "MEMORY.md"), "utf8")).toContain("My cat is called Tom.");

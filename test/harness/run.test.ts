@@ -151,6 +151,7 @@ describe("runAgent", () => {
     tools.register({
       name: "ping",
       description: "ping",
+      groups: [],
       parameters: z.strictObject({}),
       run: async () => {
         toolRuns++;
@@ -178,6 +179,7 @@ describe("runAgent", () => {
     tools.register({
       name: "ping",
       description: "ping",
+      groups: [],
       parameters: z.strictObject({}),
       run: async () => ({ content: "pong" }),
     });
@@ -203,6 +205,7 @@ describe("runAgent", () => {
     tools.register({
       name: "slow",
       description: "waits until aborted",
+      groups: [],
       parameters: z.strictObject({}),
       run: (_args, ctx) =>
         new Promise((resolve) => {
@@ -231,6 +234,7 @@ describe("runAgent", () => {
     tools.register({
       name: "look",
       description: "look",
+      groups: [],
       parameters: z.strictObject({}),
       run: async () => {
         slotsDuringTool.push(h.pool.inUse);

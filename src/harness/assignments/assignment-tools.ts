@@ -113,6 +113,7 @@ function notPaused(live: LiveRun): void {
 export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   const add: Tool<typeof addParameters> = {
     name: "work_item_add",
+    groups: ["assignment"],
     description: "Add a work item (a step of the assignment) to track. Returns its id.",
     parameters: addParameters,
     async run(args, ctx) {
@@ -135,6 +136,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   };
   const update: Tool<typeof updateParameters> = {
     name: "work_item_update",
+    groups: ["assignment"],
     description: "Change a work item's status (open, in_progress, blocked, done, dropped) or notes.",
     parameters: updateParameters,
     async run(args, ctx) {
@@ -164,6 +166,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   };
   const list: Tool = {
     name: "work_item_list",
+    groups: ["assignment"],
     description: "List the assignment's work items: id, status, title, notes.",
     parameters: z.strictObject({}),
     async run(_args, ctx) {
@@ -174,6 +177,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   };
   const complete: Tool<typeof completeParameters> = {
     name: "work_complete",
+    groups: ["assignment"],
     description:
       "Declare the assignment done, with a summary for the owner. Refused while a work item is open or the contract's checks fail.",
     parameters: completeParameters,
@@ -198,6 +202,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   };
   const ask: Tool<typeof askParameters> = {
     name: "ask_owner",
+    groups: ["assignment"],
     description:
       "Ask the assignment's owner a question you cannot answer yourself. The run pauses; their reply comes back as this call's result (it may take hours).",
     parameters: askParameters,
@@ -210,6 +215,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   };
   const approval: Tool<typeof approvalParameters> = {
     name: "request_approval",
+    groups: ["assignment"],
     description:
       "Ask the owner to approve an action before you take it (spending money, contacting people, deleting things). The run pauses until they answer.",
     parameters: approvalParameters,
@@ -221,6 +227,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
   };
   const end: Tool<typeof endParameters> = {
     name: "end_run",
+    groups: ["assignment"],
     description:
       "End this run now. next=continue: the next run starts right away with a fresh context from the project files; next=sleep: after sleepMinutes (waiting for something). Write `state` so the next run knows where you are.",
     parameters: endParameters,
@@ -262,6 +269,7 @@ export function assignmentTools(o: AssignmentToolOptions): Tool[] {
 export function learnTool(o: Pick<AssignmentToolOptions, "runs" | "learn">): Tool<typeof learnParameters> {
   return {
     name: "learn",
+    groups: ["assignment"],
     description:
       "Record a lesson worth keeping (how something works, what to avoid). A lesson reported in 3 assignments is added to MEMORY.md.",
     parameters: learnParameters,

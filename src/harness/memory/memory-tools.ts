@@ -68,6 +68,7 @@ const searchParameters = z.strictObject({
 function searchTool(index: MemoryIndex): Tool<typeof searchParameters> {
   return {
     name: "memory_search",
+    groups: ["memory"],
     description:
       "Search your memory (MEMORY.md and the notes in memory/, daily notes included) by words, best matches first. Each result is `path:start-end: snippet`, matches in **bold**; read the lines around a hit with memory_get.",
     parameters: searchParameters,
@@ -98,6 +99,7 @@ const getParameters = z.strictObject({
 function getTool(index: MemoryIndex): Tool<typeof getParameters> {
   return {
     name: "memory_get",
+    groups: ["memory"],
     description:
       "Read lines of MEMORY.md or of a file under memory/ (such as a daily note memory/YYYY-MM-DD.md). For a memory_search hit `path:12-15`, pass path, from=12, lines=4; add a few lines for context.",
     parameters: getParameters,
@@ -144,6 +146,7 @@ function writeTool(
 ): Tool<typeof writeParameters> {
   return {
     name: "memory_write",
+    groups: ["memory"],
     description: `Write to memory. target "daily" appends text to today's daily note (memory/YYYY-MM-DD.md, created with its date header). target "memory" with section replaces the body of that "## section" of MEMORY.md (or adds the section): include everything the section should keep. target "memory" without section appends to the end of MEMORY.md. At most ${MAX_WRITE_CHARS} characters per call. Never write secrets.`,
     parameters: writeParameters,
     async run(args) {

@@ -187,6 +187,7 @@ export function skillTool(workspace: string | SkillCatalog): Tool<typeof skillPa
   const catalog = typeof workspace === "string" ? skillCatalogFor(workspace) : workspace;
   return {
     name: "skill",
+    groups: ["memory"],
     description:
       "Load the instructions of one of your skills (listed by name and description in your context). Call it before doing a task a skill covers, then follow what it says.",
     parameters: skillParameters,

@@ -55,6 +55,7 @@ const readFileParameters = z.strictObject({
 
 const readFileTool: Tool<typeof readFileParameters> = {
   name: "read_file",
+  groups: ["fs"],
   description:
     "Read a text file from the workspace. Optional offset (first line, counting from 1) and limit (number of lines) read part of a large file. Files over 2 MB are refused.",
   parameters: readFileParameters,
@@ -87,6 +88,7 @@ const writeFileParameters = z.strictObject({
 
 const writeFileTool: Tool<typeof writeFileParameters> = {
   name: "write_file",
+  groups: ["fs", "fs-write"],
   description:
     "Create a file in the workspace or replace its whole content. Missing folders are created. Overwrites: read an existing file first, and prefer edit_file for small changes.",
   parameters: writeFileParameters,
@@ -111,6 +113,7 @@ const editFileParameters = z.strictObject({
 
 const editFileTool: Tool<typeof editFileParameters> = {
   name: "edit_file",
+  groups: ["fs", "fs-write"],
   description:
     "Replace one passage in a workspace file. old_text must match the file exactly (whitespace and line breaks included) and occur exactly once; include more surrounding text if it is not unique.",
   parameters: editFileParameters,
@@ -150,6 +153,7 @@ const listFilesParameters = z.strictObject({
 
 const listFilesTool: Tool<typeof listFilesParameters> = {
   name: "list_files",
+  groups: ["fs"],
   description:
     "List a folder of the workspace (the root by default). Paths are shown relative to the workspace root; folders end with /. With recursive, subfolders are listed too, up to 500 entries.",
   parameters: listFilesParameters,

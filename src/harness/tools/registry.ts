@@ -11,6 +11,7 @@ import { redactSecrets } from "../../util/redact.js";
 import type { ToolSpec } from "../providers/types.js";
 import { type JsonSchema, argumentProblems, describeParameters, toolJsonSchema } from "./tool-schema.js";
 import type { Tool, ToolContext, ToolOutput } from "./types.js";
+import type { PolicyContext, ToolPolicy } from "./tool-policy.js";
 import { ToolError } from "./tool-error.js";
 import { DEFAULT_MAX_RESULT_CHARS, MIN_RESULT_CHARS, capMiddle } from "./output-cap.js";
 
@@ -41,6 +42,11 @@ export interface ToolRegistryOptions {
    * first use. A failed write leaves the plain marker. Default none: nothing is saved.
    */
   outputDir?: string;
+  /**
+   * Which tools a turn may use: `specs(ctx)` offers only allowed tools and `execute` refuses a
+   * call to any other with code `denied`. Default none: every tool, everywhere.
+   */
+  policy?: ToolPolicy;
 }
 
 /** Per-call limits for `execute`. */
@@ -79,6 +85,7 @@ export class ToolRegistry {
   readonly #maxResultChars: number;
   readonly #timeoutMs: number;
   readonly #outputDir: string | undefined;
+  readonly #policy: ToolPolicy | undefined;
   /** Numbers the saved outputs of this registry, so names never repeat within a process. */
   #saved = 0;
 
@@ -99,6 +106,7 @@ export class ToolRegistry {
       );
     }
     this.#outputDir = options.outputDir;
+    this.#policy = options.policy;
   }
 
   /**
@@ -127,8 +135,23 @@ export class ToolRegistry {
    * registration and frozen: every call returns the same objects, so the tools part of a
    * request is byte-identical from one call to the next (provider prompt caches depend on it).
    */
-  specs(): ToolSpec[] {
-    return [...this.#tools.values()].map((entry) => entry.spec);
+  specs(ctx?: Pick<ToolContext, "replyTarget" | "asker">): ToolSpec[] {
+    const entries = [...this.#tools.values()];
+    const policy = this.#policy;
+    if (!policy || !ctx) return entries.map((entry) => entry.spec);
+    const pc = policyContext(ctx);
+    return entries.filter((e) => policy.decide(e.tool.name, e.tool.groups, pc).allowed).map((e) => e.spec);
+  }
+
+  /** The policy's decision for every registered tool in a turn of this context (`tools list`). */
+  decisions(
+    ctx: Pick<ToolContext, "replyTarget" | "asker">,
+  ): Array<{ tool: Tool; allowed: boolean; reason?: string }> {
+    const pc = policyContext(ctx);
+    return this.list().map((tool) => ({
+      tool,
+      ...(this.#policy?.decide(tool.name, tool.groups, pc) ?? { allowed: true }),
+    }));
   }
 
   /**
@@ -193,6 +216,12 @@ export class ToolRegistry {
     const checked = entry.tool.parameters.safeParse(parsed.value, { reportInput: true });
     if (!checked.success)
       return invalidArguments(entry, argumentProblems(checked.error.issues, entry.schema));
+    const decision = this.#policy?.decideCall(name, entry.tool.groups, checked.data, policyContext(ctx));
+    if (decision && !decision.allowed)
+      return failure(
+        "denied",
+        `${name} is not available here: ${decision.reason ?? "denied by tools policy"}.`,
+      );
     if (ctx.signal.aborted) return failure("aborted", `${name} was not run: the run was aborted.`);
     return this.#runWithLimits(entry.tool, checked.data, ctx);
   }
@@ -239,6 +268,18 @@ export class ToolRegistry {
       ctx.signal.removeEventListener("abort", onAbort);
     }
   }
+}
+
+/**
+ * The policy's view of a turn. No asker: the agent's own background work, treated as the
+ * owner's private chat.
+ */
+export function policyContext(ctx: Pick<ToolContext, "replyTarget" | "asker">): PolicyContext {
+  return {
+    channel: ctx.replyTarget?.channel,
+    privateChat: ctx.asker?.privateChat ?? true,
+    groupChat: ctx.asker?.groupChat ?? false,
+  };
 }
 
 function failure(code: string, message: string): ToolResult {

@@ -4,6 +4,7 @@
  * (a tool throws a ToolError, tool-error.ts, for a failure the model can act on).
  */
 import type { z } from "zod";
+import type { ToolGroup } from "./tool-groups.js";
 
 /** What a tool sees of the run that called it. */
 export interface ToolContext {
@@ -29,6 +30,8 @@ export interface Asker {
   senderId?: string;
   /** A direct chat: MEMORY.md and daily notes are loaded there. */
   privateChat: boolean;
+  /** A group chat (several people); absent: not known to be one. */
+  groupChat?: boolean;
 }
 
 /** A chat as tools see it (the gateway's ChatTarget, restated: the harness imports no channel). */
@@ -62,6 +65,11 @@ export interface Tool<P extends ToolParameters = ToolParameters> {
   description: string;
   parameters: P;
   /**
+   * The groups the tool belongs to (tool-groups.ts), which `tools.*` policy rules name as
+   * `group:<name>`; a built-in tool's must equal its TOOL_CATALOG entry.
+   */
+  groups: readonly ToolGroup[];
+  /**
    * The call needs a person: in an assignment's run, a successful call's result is the question,
    * sent to the owner; the run pauses, and the owner's answer becomes the call's result.
    */
@@ -76,4 +84,5 @@ export type ToolErrorCode =
   | "invalid_arguments"
   | "path_outside_workspace"
   | "not_found"
-  | "failed";
+  | "failed"
+  | "denied";

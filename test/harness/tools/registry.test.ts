@@ -16,6 +16,7 @@ function tool(name: string, run: Tool["run"]): Tool {
   return {
     name,
     description: `${name} tool`,
+    groups: [],
     parameters: z.strictObject({
       path: z.string(),
       count: z.int().min(1).max(10).optional(),
@@ -73,6 +74,7 @@ describe("ToolRegistry", () => {
     const r = registry({
       name: "search",
       description: "search",
+      groups: [],
       parameters,
       run: async () => ({ content: "" }),
     });
@@ -99,7 +101,13 @@ describe("ToolRegistry", () => {
     const run = async () => ({ content: "" });
     const notObject = { name: "n", description: "n", parameters: z.string(), run } as unknown as Tool;
     expect(() => new ToolRegistry().register(notObject)).toThrow(/tool "n": parameters must be a zod object/);
-    const dated = { name: "d", description: "d", parameters: z.strictObject({ at: z.date() }), run };
+    const dated = {
+      name: "d",
+      description: "d",
+      groups: [],
+      parameters: z.strictObject({ at: z.date() }),
+      run,
+    };
     expect(() => new ToolRegistry().register(dated)).toThrow(
       /tool "d": .*cannot be expressed as JSON Schema/,
     );
@@ -111,6 +119,7 @@ describe("ToolRegistry", () => {
     const r = registry({
       name: "ls",
       description: "ls",
+      groups: [],
       parameters,
       run: async (args) => {
         seen = args;
@@ -188,7 +197,13 @@ describe("ToolRegistry", () => {
       name: z.string().min(2).max(5).optional(),
       exact: z.literal("yes").optional(),
     });
-    const r = registry({ name: "q", description: "q", parameters, run: async () => ({ content: "" }) });
+    const r = registry({
+      name: "q",
+      description: "q",
+      groups: [],
+      parameters,
+      run: async () => ({ content: "" }),
+    });
     const out = await r.execute("q", '{"filter":{"value":true,"op":"="},"name":"x","exact":"no"}', ctx());
     expect(out.content).toContain('- missing required property "field" in "filter"');
     expect(out.content).toContain('- "filter"."value" must be string or number, got a boolean');
