@@ -16,7 +16,7 @@ import {
   providersSettings,
   RESERVED_PROVIDER_KEYS,
 } from "./providers-schema.js";
-import { toolsSettings } from "./tools-schema.js";
+import { execSettings } from "./tools-schema.js";
 
 const port = z.number().int().min(0).max(65_535);
 
@@ -166,8 +166,6 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
           params: { namesValues: true },
         });
       }),
-    /** The agent's optional tools (`tools.exec`). */
-    tools: toolsSettings,
     providers: providersSettings,
     limits: limitsSettings,
     prices: pricesSettings,
@@ -287,6 +285,8 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       byChannel: z.record(z.string(), toolRuleSet).default({}),
       /** Any group chat; default no exec and no file writes. */
       groups: toolRuleSet.default({ deny: [...(DEFAULT_TOOL_POLICY.groups.deny ?? [])] }),
+      /** The `exec` tool (config/tools-schema.ts); off by default. */
+      exec: execSettings,
     }),
     outbox: section({
       /** Replies older than this are expired instead of being sent late. */

@@ -1,6 +1,6 @@
 /**
- * The `tools` section of the configuration: what the agent's optional tools may do. Only
- * `tools.exec` for now (the tool policy adds its own keys next to it).
+ * `tools.exec` in the configuration: what the optional `exec` tool may do (the rest of `tools:`,
+ * the tool policy, is in schema.ts).
  */
 import { z } from "zod";
 import { secretNameReason } from "../harness/tools/exec/exec-env.js";
@@ -50,7 +50,3 @@ export const execSettings = section({
     .transform((v) => v as "blocked"),
 });
 
-/** `tools`: settings of the agent's optional tools. */
-export const toolsSettings = section({
-  exec: execSettings,
-});

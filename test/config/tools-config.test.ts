@@ -20,6 +20,7 @@ describe("tools: config", () => {
       deny: [],
       byChannel: {},
       groups: { deny: ["group:exec", "group:fs-write"] },
+      exec: { enabled: false, timeoutMs: 60_000, env: [], sandbox: "none", approval: "blocked" },
     });
   });
 

@@ -43,6 +43,7 @@ const execParameters = z.strictObject({
 export function execTool(options: ExecToolOptions): Tool<typeof execParameters> {
   return {
     name: "exec",
+    groups: ["exec"],
     description:
       "Run one shell command (/bin/sh -c) in the workspace and get its exit status and output " +
       "(stdout and stderr together, long output cut in the middle). The environment holds only " +
