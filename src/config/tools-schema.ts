@@ -49,4 +49,3 @@ export const execSettings = section({
     .default("blocked")
     .transform((v) => v as "blocked"),
 });
-
