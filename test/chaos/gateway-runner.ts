@@ -9,6 +9,7 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { readProcStat } from "../../src/util/process-identity.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin", "switchyard.js");
@@ -248,13 +249,8 @@ function tryKill(pid: number, signal: NodeJS.Signals): void {
 
 /** Whether `pid` still runs code: false once it is gone or a zombie (Linux /proc). */
 function runs(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
+  const state = readProcStat(pid)?.state;
+  return state !== undefined && state !== "Z" && state !== "X";
 }
 
 /** The exit status of a process that just died, once it shows as a zombie (read for up to 200 ms). */

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
 import { until } from "../helpers/until.js";
+import { pidGone } from "../helpers/pid-gone.js";
 
 /** The gateway's own environment: a provider key must never reach a command. */
 const GATEWAY_ENV = { PATH: process.env.PATH, ANTHROPIC_API_KEY: "sk-ant-from-the-environment-123456" };
@@ -26,21 +27,6 @@ afterEach(() => {
     }
   }
 });
-
-/** True when `pid` no longer runs: no such process, or a zombie waiting to be reaped. */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
-  } catch {
-    return true;
-  }
-}
 
 /** The shell's pid and its forked child's, once the command has written both. */
 async function pidsOf(gw: TestGateway, tag: string): Promise<number[]> {
@@ -162,7 +148,7 @@ describe("exec tool", () => {
       expect(stop.body.replies?.[0]?.text).toBe("Stopping the current turn.");
       const r = await pending;
       expect(r.body.replies?.[0]?.text).toBe("⏹ Stopped.");
-      await until(() => pids.every(gone), "the stopped command's processes to end");
+      await until(() => pids.every(pidGone), "the stopped command's processes to end");
     });
   });
 
@@ -174,7 +160,7 @@ describe("exec tool", () => {
       const pids = await pidsOf(gw, "slow");
       await pending;
       expect(lastMessage(sim)).toContain("timed out after 500 ms; its processes were killed");
-      expect(pids.every(gone)).toBe(true);
+      expect(pids.every(pidGone)).toBe(true);
     } finally {
       await gw.stop();
     }
@@ -188,7 +174,7 @@ describe("exec tool", () => {
     const pending = gw.chat("down", "run forever").catch(() => undefined);
     const pids = await pidsOf(gw, "down");
     await gw.stop();
-    expect(pids.every(gone)).toBe(true);
+    expect(pids.every(pidGone)).toBe(true);
     await pending;
   });
 });

@@ -2,7 +2,6 @@
  * The command runner against real processes (/bin/sh, sleep, yes). Timeouts are short; waits on
  * process state poll with a bound instead of sleeping a fixed time.
  */
-import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -11,6 +10,7 @@ import { CommandRunner } from "../../../../src/harness/tools/exec/command-runner
 import { ExecError } from "../../../../src/harness/tools/exec/exec-error.js";
 import { runCommand } from "../../../../src/harness/tools/exec/run-command.js";
 import type { RunCommandOptions } from "../../../../src/harness/tools/exec/types.js";
+import { pidGone } from "../../../helpers/pid-gone.js";
 
 let tmp: string;
 let ws: string;
@@ -40,21 +40,6 @@ afterEach(async () => {
 
 function run(command: string, options: Partial<RunCommandOptions> = {}) {
   return runCommand({ command, workspaceDir: ws, timeoutMs: 10_000, killGraceMs: 200, ...options });
-}
-
-/** True when `pid` no longer runs: no such process, or a zombie waiting to be reaped. */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
-  } catch {
-    return true;
-  }
 }
 
 /** Polls `check` every 10 ms until it returns a value, failing after `limitMs`. */
@@ -174,22 +159,22 @@ describe("runCommand", () => {
     expect(result.durationMs).toBeGreaterThanOrEqual(300);
     const shell = await pidFile("t-shell.pid");
     const child = await pidFile("t-child.pid");
-    expect(gone(shell)).toBe(true);
-    expect(gone(child)).toBe(true);
+    expect(pidGone(shell)).toBe(true);
+    expect(pidGone(child)).toBe(true);
   });
 
   it("sends SIGKILL after the grace to a group that ignores SIGTERM", async () => {
     const result = await run(`trap '' TERM; ${forking("k")}`, { timeoutMs: 300, killGraceMs: 200 });
     expect(result).toMatchObject({ timedOut: true, signal: "SIGKILL" });
     expect(result.durationMs).toBeGreaterThanOrEqual(500);
-    expect(gone(await pidFile("k-shell.pid"))).toBe(true);
-    expect(gone(await pidFile("k-child.pid"))).toBe(true);
+    expect(pidGone(await pidFile("k-shell.pid"))).toBe(true);
+    expect(pidGone(await pidFile("k-child.pid"))).toBe(true);
   });
 
   it("ends a background child left behind when the shell exits", async () => {
     const result = await run("sleep 600 & echo $! > bg.pid; echo done");
     expect(result).toMatchObject({ exitCode: 0, timedOut: false, aborted: false, output: "done\n" });
-    expect(gone(await pidFile("bg.pid"))).toBe(true);
+    expect(pidGone(await pidFile("bg.pid"))).toBe(true);
   });
 
   it("stops the group when its signal aborts (as /stop will)", async () => {
@@ -197,12 +182,12 @@ describe("runCommand", () => {
     const running = run(forking("a"), { signal: controller.signal });
     const shell = await pidFile("a-shell.pid");
     const child = await pidFile("a-child.pid");
-    expect(gone(shell) || gone(child)).toBe(false);
+    expect(pidGone(shell) || pidGone(child)).toBe(false);
     controller.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, timedOut: false, signal: "SIGTERM" });
-    expect(gone(shell)).toBe(true);
-    expect(gone(child)).toBe(true);
+    expect(pidGone(shell)).toBe(true);
+    expect(pidGone(child)).toBe(true);
   });
 
   it("does not start a command whose signal is already aborted", async () => {
@@ -252,12 +237,12 @@ describe("CommandRunner", () => {
       ["one-shell.pid", "one-child.pid", "two-shell.pid", "two-child.pid"].map(pidFile),
     );
     expect(runner.running).toBe(2);
-    expect(pids.some(gone)).toBe(false);
+    expect(pids.some(pidGone)).toBe(false);
     await runner.killAll();
     expect(runner.running).toBe(0);
     for (const result of await Promise.all([first, second]))
       expect(result).toMatchObject({ aborted: true, timedOut: false });
-    for (const pid of pids) expect(gone(pid)).toBe(true);
+    for (const pid of pids) expect(pidGone(pid)).toBe(true);
     expect((await runner.run({ ...options, command: "echo after" })).output).toBe("after\n");
   });
 
@@ -269,8 +254,8 @@ describe("CommandRunner", () => {
     const child = await pidFile("s-child.pid");
     controller.abort();
     expect(await running).toMatchObject({ aborted: true });
-    expect(gone(shell)).toBe(true);
-    expect(gone(child)).toBe(true);
+    expect(pidGone(shell)).toBe(true);
+    expect(pidGone(child)).toBe(true);
     expect(runner.running).toBe(0);
   });
 });
