@@ -30,8 +30,8 @@ import { TurnScheduler } from "./gateway/turn-scheduler.js";
 import { GatewayHttpServer } from "./http/server.js";
 import { systemClock } from "./util/clock.js";
 import { newId } from "./util/ids.js";
-import { CommandRunner } from "./harness/tools/exec/command-runner.js";
-import { execTool } from "./harness/tools/exec/exec-tool.js";
+import { buildCapabilities } from "./capabilities/build.js";
+import { capabilityModules as defaultCapabilityModules } from "./capabilities/registry.js";
 
 /** The `switchyard` command line (bin/switchyard.js calls this); resolves with the exit code. */
 export function main(argv: string[]): Promise<number> {
@@ -86,9 +86,23 @@ async function assemble(
   let heartbeat: HeartbeatScheduler | undefined;
   const acks = new HeartbeatAcks(clock);
   const poke = (dueNow?: boolean) => void (dueNow ? cron?.wakesDue() : cron?.tick());
-  // One runner for every command the agent runs, so shutdown can stop them all.
-  const commands = new CommandRunner();
-  onOpened("running commands", () => commands.killAll());
+  const capabilities = await buildCapabilities(
+    options.capabilityModules ?? defaultCapabilityModules,
+    {
+      config,
+      env: options.env,
+      home: options.home,
+      workspaceDir,
+      store,
+      channels,
+      lanes,
+      metrics,
+      usage,
+      clock,
+      logger,
+    },
+    (name, capability) => onOpened(`capability ${name}`, () => capability.stop?.()),
+  );
   const tasks = new Assignments(config, { store, workspaceDir, channels, clock, logger, poke, lanes, usage });
   const agent = buildAgent(config, {
     store,
@@ -100,17 +114,10 @@ async function assemble(
     tools: [
       ...gatewayCronTools(config, { store, channels, clock }, () => cron),
       ...heartbeatTools(acks, `agent:${config.agent.id}:heartbeat`),
-      ...(config.tools.exec.enabled
-        ? [
-            execTool({
-              runner: commands,
-              env: options.env,
-              passEnv: config.tools.exec.env,
-              timeoutMs: Math.min(config.tools.exec.timeoutMs, config.agent.toolTimeoutMs),
-            }),
-          ]
-        : []),
+      ...capabilities.tools(),
     ],
+    toolSources: capabilities.toolSources(),
+    hooks: capabilities.hooks(),
     assignments: tasks,
   });
   onOpened("memory index", () => agent.close());
@@ -161,6 +168,7 @@ async function assemble(
     metrics,
   });
   tasks.attach(turns, events);
+  capabilities.attach({ turns, events });
   const intake = new IntakeSwitch();
   const scheduler = new TurnScheduler({
     lanes,
@@ -283,6 +291,7 @@ async function assemble(
   const background = { store, lanes, turns, clock, logger, usage };
   heartbeat = startHeartbeat(config, { ...background, workspaceDir, acks });
   cron = await startCron(config, { ...background, channels, metrics, events, assignments: tasks });
+  await capabilities.start({ turns, events });
   logger.info(
     {
       url: server.url,
@@ -315,8 +324,10 @@ async function assemble(
         heartbeat?.stop();
         cron?.stop();
         const { drained } = await gateway.shutdown(config.gateway.drainTimeoutMs);
-        // Aborted turns stop their commands; this catches any a turn no longer waits for.
-        await commands.killAll();
+        // Aborted turns stop their commands; this ends any a turn no longer waits for, and servers.
+        await capabilities.stop((name, err) =>
+          logger.warn({ err, capability: name }, "a capability did not stop cleanly"),
+        );
         leases.stop();
         await leases
           .releaseIdle()

@@ -18,6 +18,7 @@ import { fileTools } from "../harness/tools/file-tools.js";
 import { ToolPolicy } from "../harness/tools/tool-policy.js";
 import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
 import type { Tool } from "../harness/tools/types.js";
+import type { ToolSource } from "../harness/tools/tool-source.js";
 import type { TurnHooks } from "../harness/hooks.js";
 import { NOT_IN_RUNS } from "../harness/assignments/assignment-tools.js";
 import { ToolLoopDetector } from "../harness/tool-loop.js";
@@ -32,8 +33,12 @@ export interface AgentSetup {
   home: string;
   clock: Clock;
   logger: Logger;
-  /** More tools offered to the model (the scheduler's). */
+  /** More tools offered to the model (the scheduler's, the capabilities'). */
   tools?: readonly Tool[];
+  /** Tools that come and go at run time (capabilities' tool sources, e.g. MCP servers). */
+  toolSources?: readonly ToolSource[];
+  /** Turn hooks of the capabilities, run after the harness's own. */
+  hooks?: readonly TurnHooks[];
   /**
    * Assignments: the tools every turn gets (task_start, learn), those only their runs get, their
    * hooks, and where their runs' registry goes.
@@ -142,6 +147,7 @@ export function buildAgent(
       compactor.hooks(),
       new ToolLoopDetector(agent.toolLoop).hooks(),
       ...(deps.assignments ? [deps.assignments.hooks(humanTools)] : []),
+      ...(deps.hooks ?? []),
     ],
     clock: deps.clock,
   });

@@ -1,5 +1,6 @@
 /** What starting the gateway takes, and what a started one offers (see src/main.ts). */
 import type { ChannelModules } from "../channels/registry.js";
+import type { CapabilityModule } from "../capabilities/types.js";
 import type { Config } from "../config/schema.js";
 import type { HeartbeatScheduler } from "../cron/heartbeat-scheduler.js";
 import type { CronScheduler } from "../cron/scheduler.js";
@@ -33,6 +34,8 @@ export interface StartGatewayOptions {
   liveness?: (other: ProcessIdentity) => Liveness;
   /** The channel modules; default the registry (a test adds its own this way). */
   channelModules?: ChannelModules;
+  /** The capability modules; default the registry (a test adds its own this way). */
+  capabilityModules?: readonly CapabilityModule[];
   /**
    * Seam: wraps the opened store (tests inject failures this way; a deployment could add
    * instrumentation). The gateway closes the store it gets back on stop.

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CapabilityModule } from "../../src/capabilities/types.js";
 import { parseConfig } from "../../src/config/load.js";
 import { type RunningGateway, startGateway } from "../../src/main.js";
 import type { Store } from "../../src/store/types.js";
@@ -51,6 +52,8 @@ export async function startTestGateway(
     clock?: Clock;
     /** The gateway's environment (what `exec` commands are scrubbed from); default empty. */
     env?: NodeJS.ProcessEnv;
+    /** The capability modules (default the registry's); a test adds its own this way. */
+    capabilityModules?: readonly CapabilityModule[];
   } = {},
 ): Promise<TestGateway> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "sy-gw-"));
@@ -67,6 +70,7 @@ export async function startTestGateway(
     port: 0,
     ...(options.wrapStore ? { wrapStore: options.wrapStore } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.capabilityModules ? { capabilityModules: options.capabilityModules } : {}),
   });
   return {
     running,
