@@ -5,9 +5,10 @@ import { createChannels } from "./app/channels.js";
 import { buildAgent } from "./app/agent.js";
 import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
-import { gatewayCronTools, startCron } from "./app/cron.js";
-import { Assignments } from "./app/assignments.js";
-import { HeartbeatAcks, heartbeatStatus, heartbeatTools, startHeartbeat } from "./app/heartbeat.js";
+import type { AssignmentsCapability } from "./capabilities/assignments/module.js";
+import type { CronCapability } from "./capabilities/cron/module.js";
+import type { HeartbeatCapability } from "./capabilities/heartbeat/module.js";
+import type { MemoryCapability } from "./capabilities/memory/module.js";
 import { buildModelRouter } from "./app/models.js";
 import { openState } from "./app/state.js";
 import { runCli } from "./cli/main.js";
@@ -16,8 +17,6 @@ import { commandList } from "./gateway/commands.js";
 import { gatewayErrorStatus } from "./gateway/error-status.js";
 import { GatewayEvents } from "./gateway/events.js";
 import { Gateway, IntakeSwitch } from "./gateway/gateway.js";
-import type { CronScheduler } from "./cron/scheduler.js";
-import type { HeartbeatScheduler } from "./cron/heartbeat-scheduler.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
 import { claimOwnership } from "./gateway/owners.js";
@@ -81,11 +80,6 @@ async function assemble(
   const { pool, lanes } = buildLanes(config, clock, metrics, logger);
 
   const channels = new ChannelDirectory();
-  let cron: CronScheduler | undefined;
-  /** Started last, once intake is open; status reads it before then as undefined. */
-  let heartbeat: HeartbeatScheduler | undefined;
-  const acks = new HeartbeatAcks(clock);
-  const poke = (dueNow?: boolean) => void (dueNow ? cron?.wakesDue() : cron?.tick());
   const capabilities = await buildCapabilities(
     options.capabilityModules ?? defaultCapabilityModules,
     {
@@ -103,24 +97,22 @@ async function assemble(
     },
     (name, capability) => onOpened(`capability ${name}`, () => capability.stop?.()),
   );
-  const tasks = new Assignments(config, { store, workspaceDir, channels, clock, logger, poke, lanes, usage });
+  const tasks = capabilities.get<AssignmentsCapability>("assignments")?.tasks;
+  const memory = capabilities.get<MemoryCapability>("memory");
+  const heartbeat = capabilities.get<HeartbeatCapability>("heartbeat");
+  const cron = capabilities.get<CronCapability>("cron");
   const agent = buildAgent(config, {
     store,
     router: models,
     workspaceDir,
-    home: options.home,
     clock,
     logger,
-    tools: [
-      ...gatewayCronTools(config, { store, channels, clock }, () => cron),
-      ...heartbeatTools(acks, `agent:${config.agent.id}:heartbeat`),
-      ...capabilities.tools(),
-    ],
+    tools: capabilities.tools(),
     toolSources: capabilities.toolSources(),
     hooks: capabilities.hooks(),
-    assignments: tasks,
+    ...(memory ? { memory } : {}),
+    ...(tasks ? { assignments: tasks } : {}),
   });
-  onOpened("memory index", () => agent.close());
 
   const events = new GatewayEvents((err, event) =>
     logger.error({ err, event: event.type }, "a gateway event listener failed"),
@@ -167,7 +159,6 @@ async function assemble(
     logger: logger.child({ name: "harness.run" }),
     metrics,
   });
-  tasks.attach(turns, events);
   capabilities.attach({ turns, events });
   const intake = new IntakeSwitch();
   const scheduler = new TurnScheduler({
@@ -214,10 +205,10 @@ async function assemble(
       simulated: models.simulated,
       models,
       usage,
-      tasks: tasks.commands(),
+      ...(tasks ? { tasks: tasks.commands() } : {}),
       compact: (sessionKey) => agent.compactor.request(sessionKey),
     },
-    questions: tasks,
+    ...(tasks ? { questions: tasks } : {}),
     events,
     isAccepting: () => intake.on,
     clock,
@@ -260,7 +251,7 @@ async function assemble(
         workspaceDir,
         usage,
         authProfiles: models.authProfiles,
-        heartbeat: () => heartbeatStatus(config, heartbeat, { workspaceDir, clock, usage }),
+        ...(heartbeat ? { heartbeat: () => heartbeat.status() } : {}),
       }),
   });
 
@@ -288,9 +279,7 @@ async function assemble(
   gateway.open();
   leases.start();
   onOpened("session leases", () => leases.stop());
-  const background = { store, lanes, turns, clock, logger, usage };
-  heartbeat = startHeartbeat(config, { ...background, workspaceDir, acks });
-  cron = await startCron(config, { ...background, channels, metrics, events, assignments: tasks });
+  // Turn sources (heartbeat, cron) start last, once intake is open.
   await capabilities.start({ turns, events });
   logger.info(
     {
@@ -317,12 +306,15 @@ async function assemble(
     models,
     simulatorUrl: simulator?.url,
     workspaceDir,
-    heartbeat,
-    cron,
+    get heartbeat() {
+      return heartbeat?.scheduler();
+    },
+    get cron() {
+      return cron?.scheduler();
+    },
     stop: () => {
       stopping ??= (async () => {
-        heartbeat?.stop();
-        cron?.stop();
+        capabilities.quiesce();
         const { drained } = await gateway.shutdown(config.gateway.drainTimeoutMs);
         // Aborted turns stop their commands; this ends any a turn no longer waits for, and servers.
         await capabilities.stop((name, err) =>
@@ -340,7 +332,6 @@ async function assemble(
         await server.close();
         await simulator?.close();
         await models.close();
-        agent.close();
         await store.close();
         logger.info({ drained }, "gateway stopped");
       })();

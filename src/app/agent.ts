@@ -1,5 +1,5 @@
 /**
- * The agent every turn runs as: its tools (workspace files, memory, skills), the tiered system
+ * The agent every turn runs as: its tools (workspace files, and the capabilities'), the tiered system
  * prompt, compaction (hooks), and the limits from the configuration.
  */
 import path from "node:path";
@@ -9,9 +9,9 @@ import { Compactor } from "../harness/compaction.js";
 import { limitsFor } from "../harness/context/model-limits.js";
 import { estimateTokens } from "../harness/context/tokens.js";
 import { dailyNotePath, localDate, previousDate } from "../harness/memory/memory-paths.js";
-import { MEMORY_INDEX_FILE, MemoryIndex } from "../harness/memory/memory-index.js";
-import { memoryTools } from "../harness/memory/memory-tools.js";
-import { loadSkills, skillIndexText, skillTool } from "../harness/memory/skills.js";
+import { loadSkills, skillIndexText } from "../harness/memory/skills.js";
+import type { MemoryCapability } from "../capabilities/memory/module.js";
+import { lazyTimeZone } from "../util/time-zone.js";
 import type { ModelRouter } from "../harness/models/model-router.js";
 import { SystemPrompt } from "../harness/system-prompt.js";
 import { fileTools } from "../harness/tools/file-tools.js";
@@ -30,10 +30,11 @@ export interface AgentSetup {
   store: { transcript: TranscriptAccess };
   router: Pick<ModelRouter, "simulated" | "stream" | "currentRef">;
   workspaceDir: string;
-  home: string;
   clock: Clock;
   logger: Logger;
-  /** More tools offered to the model (the scheduler's, the capabilities'). */
+  /** The memory capability: recall for the prompt, memory_write for compaction's flush. */
+  memory?: Pick<MemoryCapability, "writeTool" | "recall">;
+  /** More tools offered to the model (the capabilities'), after the file tools. */
   tools?: readonly Tool[];
   /** Tools that come and go at run time (capabilities' tool sources, e.g. MCP servers). */
   toolSources?: readonly ToolSource[];
@@ -55,15 +56,9 @@ export interface AgentSetup {
 export function buildAgent(
   config: Config,
   deps: AgentSetup,
-): { session: AgentSession; compactor: Compactor; close(): void } {
+): { session: AgentSession; compactor: Compactor } {
   const { agent } = config;
-  // The machine's zone is looked up at the first turn, not at start: Intl's data costs ~8 MB.
-  let machineZone: string | undefined;
-  const timeZone = (): string => {
-    if (agent.timezone) return agent.timezone;
-    machineZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC";
-    return machineZone;
-  };
+  const timeZone = lazyTimeZone(agent.timezone);
   const windowOf = (sessionKey: string) =>
     limitsFor(deps.router.currentRef(sessionKey), config.models ?? {}).contextWindow;
   const primaryWindow = limitsFor(config.agent.model, config.models ?? {}).contextWindow;
@@ -76,17 +71,8 @@ export function buildAgent(
     outputDir: path.join(deps.workspaceDir, ".agent-output"),
   });
   for (const tool of fileTools()) tools.register(tool);
-  const memory = new MemoryIndex({
-    workspaceDir: deps.workspaceDir,
-    dbPath: path.join(deps.home, MEMORY_INDEX_FILE),
-    logger: deps.logger.child({ name: "memory" }),
-  });
   const memoryOnly = new ToolRegistry({ timeoutMs: agent.toolTimeoutMs });
-  for (const tool of memoryTools(memory, { clock: deps.clock, timeZone })) {
-    tools.register(tool);
-    if (tool.name === "memory_write") memoryOnly.register(tool);
-  }
-  tools.register(skillTool(deps.workspaceDir));
+  if (deps.memory) memoryOnly.register(deps.memory.writeTool);
   for (const tool of [...(deps.tools ?? []), ...(deps.assignments?.chatTools() ?? [])]) tools.register(tool);
   // An assignment's runs get every tool plus theirs (work items, work_complete, ask_owner, …).
   const runTools = deps.assignments?.runTools() ?? [];
@@ -123,7 +109,7 @@ export function buildAgent(
     maxTotalTokens: agent.contextMaxTokens,
     timeZone,
     skillsIndex: skillsIndexEvery(5_000, deps.workspaceDir, deps.clock),
-    ...(agent.memoryRecall ? { recall: recallFrom(memory) } : {}),
+    ...(agent.memoryRecall && deps.memory ? { recall: deps.memory.recall } : {}),
     dailyNotePaths: (now) => {
       const today = localDate(now.getTime(), timeZone());
       return [dailyNotePath(previousDate(today)), dailyNotePath(today)];
@@ -151,7 +137,7 @@ export function buildAgent(
     ],
     clock: deps.clock,
   });
-  return { session, compactor, close: () => memory.close() };
+  return { session, compactor };
 }
 
 /**
@@ -167,12 +153,4 @@ function skillsIndexEvery(ms: number, workspaceDir: string, clock: Clock): () =>
     cached = { at: now, text };
     return text;
   };
-}
-
-/** Up to three memory lines for a query; the memory files are re-scanned at most every 10 s. */
-function recallFrom(memory: MemoryIndex): (query: string) => Promise<string> {
-  return async (query) =>
-    (await memory.search(query, { limit: 3, maxStalenessMs: 10_000 }))
-      .map((h) => `- ${h.path}:${h.startLine}-${h.endLine}: ${h.snippet}`)
-      .join("\n");
 }

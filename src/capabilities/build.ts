@@ -56,6 +56,11 @@ export class Capabilities {
     for (const { capability } of this.#built) await capability.start?.(runtime);
   }
 
+  /** Stops every capability's background work from starting anything new. */
+  quiesce(): void {
+    for (const { capability } of this.#built) capability.quiesce?.();
+  }
+
   /**
    * Stops every capability, last built first. One that fails to stop is reported to `onError`
    * and the others still stop.

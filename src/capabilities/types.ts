@@ -68,7 +68,12 @@ export interface Capability {
   /** Starts its background work (turn sources: beats, jobs) once intake is open. */
   start?(runtime: CapabilityRuntime): void | Promise<void>;
   /**
-   * Stops its background work and ends what it runs (commands, servers). Called at shutdown
+   * Stops starting new work (beats, jobs): the first step of a shutdown, before the lanes drain,
+   * so nothing new is queued behind the turns that are finishing.
+   */
+  quiesce?(): void;
+  /**
+   * Ends what it still runs (commands, servers) and closes what it opened. Called at shutdown
    * after the lanes drained, and on a failed start; must not throw for something already gone.
    */
   stop?(): void | Promise<void>;

@@ -66,7 +66,7 @@ interface StatusBody {
 
 type CoolingProfile = ReturnType<typeof coolingProfiles>[number];
 
-/** The heartbeat as /v1/status reports it (app/heartbeat.ts `HeartbeatStatus`). */
+/** The heartbeat as /v1/status reports it (capabilities/heartbeat/heartbeat.ts `HeartbeatStatus`). */
 interface HeartbeatLine extends HeartbeatCondition {
   everyMs: number;
   nextBeatAt?: number;

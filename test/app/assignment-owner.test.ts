@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { OwnerMessages } from "../../src/app/assignment-owner.js";
+import { OwnerMessages } from "../../src/capabilities/assignments/assignment-owner.js";
 import type { ChatTarget } from "../../src/channels/types.js";
 import { ChannelDirectory } from "../../src/gateway/channel-directory.js";
 import {

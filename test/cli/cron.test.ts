@@ -34,6 +34,7 @@ async function jobCount(home: string): Promise<number> {
 }
 
 describe("switchyard cron", () => {
+  // Each step spawns the CLI (~1 s); on a loaded machine a sequence of them needs more than 30 s.
   it("adds, lists, shows, edits, disables, runs and removes a job", async () => {
     const s = setup();
     const add = await cron(
@@ -85,7 +86,7 @@ describe("switchyard cron", () => {
     expect((await cron(s, "history", "standup")).out).toBe("  no runs yet\n");
     expect((await cron(s, "rm", "ping")).out).toBe('removed job "ping" and its history\n');
     expect(await jobCount(s.home)).toBe(1);
-  });
+  }, 120_000);
 
   it("names the field of every bad input, exits 2 and stores nothing", async () => {
     const s = setup();
@@ -142,7 +143,7 @@ describe("switchyard cron", () => {
     ]);
     const dup = await cron(s, "add", "--name", "dup", "--every", "2h", "--message", "m");
     expect([dup.code, dup.err]).toEqual([2, 'switchyard cron: name: a job named "dup" already exists\n']);
-  });
+  }, 120_000);
 
   it("lists config jobs once the gateway synced them, and refuses to change them", async () => {
     const s = setup(
@@ -150,7 +151,7 @@ describe("switchyard cron", () => {
     );
     // The gateway upserts config jobs at start; here the same routine runs directly.
     const { loadConfig } = await import("../../src/config/load.js");
-    const { syncConfigJobs } = await import("../../src/app/cron.js");
+    const { syncConfigJobs } = await import("../../src/capabilities/cron/cron.js");
     const { ChannelDirectory } = await import("../../src/gateway/channel-directory.js");
     const { config } = loadConfig({ cwd: s.cwd, env: {} });
     const store = openSqliteStore({ path: join(s.home, "switchyard.db") });

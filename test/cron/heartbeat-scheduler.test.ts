@@ -80,7 +80,7 @@ describe("HeartbeatScheduler", () => {
   });
 
   it("beats only within activeHours (across midnight too)", async () => {
-    const { withinHours } = await import("../../src/app/heartbeat.js");
+    const { withinHours } = await import("../../src/capabilities/heartbeat/heartbeat.js");
     const at = (hhmm: string) => Date.parse(`2026-11-24T${hhmm}:00Z`);
     const day = { start: "08:00", end: "22:00" };
     expect(

@@ -1,6 +1,6 @@
 /** The agent's wake tools against the real store: validation, the per-session limits, list and cancel. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { wakeTools } from "../../src/app/wake-tools.js";
+import { wakeTools } from "../../src/capabilities/cron/wake-tools.js";
 import { ToolError } from "../../src/harness/tools/tool-error.js";
 import type { Tool, ToolContext } from "../../src/harness/tools/types.js";
 import { openSqliteStore } from "../../src/store/sqlite/open-sqlite-store.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { cronTools } from "../../../src/app/cron-tools.js";
-import { assignmentChatTools } from "../../../src/app/assignment-chat.js";
-import { HeartbeatAcks, heartbeatTools } from "../../../src/app/heartbeat.js";
-import { wakeTools } from "../../../src/app/wake-tools.js";
+import { cronTools } from "../../../src/capabilities/cron/cron-tools.js";
+import { assignmentChatTools } from "../../../src/capabilities/assignments/assignment-chat.js";
+import { HeartbeatAcks, heartbeatTools } from "../../../src/capabilities/heartbeat/heartbeat.js";
+import { wakeTools } from "../../../src/capabilities/cron/wake-tools.js";
 import { assignmentTools } from "../../../src/harness/assignments/assignment-tools.js";
 import { memoryTools } from "../../../src/harness/memory/memory-tools.js";
 import type { MemoryIndex } from "../../../src/harness/memory/memory-index.js";

@@ -5,12 +5,12 @@
  * in the future, not within a minute of another of the session's wakes, at most 20 waiting.
  */
 import { z } from "zod";
-import type { ChatTarget } from "../channels/types.js";
-import { ScheduleError, resolveAt } from "../cron/schedule.js";
-import { ToolError } from "../harness/tools/tool-error.js";
-import type { Tool } from "../harness/tools/types.js";
-import type { Store } from "../store/types.js";
-import type { Clock } from "../util/clock.js";
+import type { ChatTarget } from "../../channels/types.js";
+import { ScheduleError, resolveAt } from "../../cron/schedule.js";
+import { ToolError } from "../../harness/tools/tool-error.js";
+import type { Tool } from "../../harness/tools/types.js";
+import type { Store } from "../../store/types.js";
+import type { Clock } from "../../util/clock.js";
 
 /** A session's wake limits. */
 export const WAKE_LIMITS = { maxPending: 20, minGapMs: 60_000 } as const;

@@ -4,29 +4,29 @@
  * a job's own fresh session each run (`isolated`), or the delivery chat's session (`main`) —
  * bounded by the job's timeout, their answers delivered through the outbox like any reply.
  */
-import type { Config } from "../config/schema.js";
-import type { Tool } from "../harness/tools/types.js";
+import type { Config } from "../../config/schema.js";
+import type { Tool } from "../../harness/tools/types.js";
 import { cronTools } from "./cron-tools.js";
 import { wakeTools } from "./wake-tools.js";
-import { type JobInput, JobInputError, buildJob, defaultTimezone } from "../cron/jobs.js";
-import { CronScheduler, type JobOutcome } from "../cron/scheduler.js";
-import type { ChannelDirectory } from "../gateway/channel-directory.js";
-import type { GatewayEvents } from "../gateway/events.js";
-import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
-import type { LaneTaskContext } from "../gateway/lanes/types.js";
-import type { GatewayMetrics } from "../gateway/metrics.js";
-import { groupSessionKey } from "../gateway/session-key.js";
-import type { TurnRunner } from "../gateway/turn-runner.js";
-import { replyRows } from "../gateway/replies.js";
-import { scheduledTurn } from "../gateway/turn-sources.js";
-import type { ChatTarget } from "../channels/types.js";
-import type { CronJob } from "../store/repos/cron-repo.js";
-import type { Wake } from "../store/repos/wake-repo.js";
-import type { Store } from "../store/types.js";
-import type { Clock } from "../util/clock.js";
-import { ConfigError } from "../util/config-error.js";
-import { newId } from "../util/ids.js";
-import type { Logger } from "../util/logger.js";
+import { type JobInput, JobInputError, buildJob, defaultTimezone } from "../../cron/jobs.js";
+import { CronScheduler, type JobOutcome } from "../../cron/scheduler.js";
+import type { ChannelDirectory } from "../../gateway/channel-directory.js";
+import type { GatewayEvents } from "../../gateway/events.js";
+import type { LaneQueue } from "../../gateway/lanes/lane-queue.js";
+import type { LaneTaskContext } from "../../gateway/lanes/types.js";
+import type { GatewayMetrics } from "../../gateway/metrics.js";
+import { groupSessionKey } from "../../gateway/session-key.js";
+import type { TurnRunner } from "../../gateway/turn-runner.js";
+import { replyRows } from "../../gateway/replies.js";
+import { scheduledTurn } from "../../gateway/turn-sources.js";
+import type { ChatTarget } from "../../channels/types.js";
+import type { CronJob } from "../../store/repos/cron-repo.js";
+import type { Wake } from "../../store/repos/wake-repo.js";
+import type { Store } from "../../store/types.js";
+import type { Clock } from "../../util/clock.js";
+import { ConfigError } from "../../util/config-error.js";
+import { newId } from "../../util/ids.js";
+import type { Logger } from "../../util/logger.js";
 
 /** Deliveries to a gone target after which a job is disabled. */
 const MAX_DELIVERY_FAILURES = 3;

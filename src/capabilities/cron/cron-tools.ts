@@ -5,12 +5,18 @@
  * naming it, with nothing stored — the same checks as `switchyard cron add`.
  */
 import { z } from "zod";
-import { type JobInput, JobInputError, buildJob, describeDelivery, describeSchedule } from "../cron/jobs.js";
-import { ToolError } from "../harness/tools/tool-error.js";
-import type { Tool } from "../harness/tools/types.js";
-import type { Store } from "../store/types.js";
-import { StoreError } from "../store/store-error.js";
-import type { Clock } from "../util/clock.js";
+import {
+  type JobInput,
+  JobInputError,
+  buildJob,
+  describeDelivery,
+  describeSchedule,
+} from "../../cron/jobs.js";
+import { ToolError } from "../../harness/tools/tool-error.js";
+import type { Tool } from "../../harness/tools/types.js";
+import type { Store } from "../../store/types.js";
+import { StoreError } from "../../store/store-error.js";
+import type { Clock } from "../../util/clock.js";
 
 /** What the tools need. */
 export interface CronToolsOptions {

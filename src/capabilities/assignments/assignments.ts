@@ -6,43 +6,43 @@
  * each run the stop decision (stop-decision.ts) says what comes next: another wake, a pause
  * for the owner, or the end, told to the owner in one message.
  */
-import type { ChatTarget } from "../channels/types.js";
-import type { Config } from "../config/schema.js";
+import type { ChatTarget } from "../../channels/types.js";
+import type { Config } from "../../config/schema.js";
 import {
   type AssignmentDefaults,
   assignmentDefaults,
   isAssignmentSession,
   isOpen,
   queueRun,
-} from "../harness/assignments/assignments.js";
+} from "../../harness/assignments/assignments.js";
 import {
   type AssignmentToolOptions,
   assignmentTools,
   learnTool,
-} from "../harness/assignments/assignment-tools.js";
-import { contractGaps } from "../harness/assignments/contract.js";
-import { handoffText } from "../harness/assignments/handoff.js";
-import { type LiveRun, LiveRuns, assignmentHooks } from "../harness/assignments/live-run.js";
-import { recordLearning, recordedLine } from "../harness/assignments/learning-log.js";
-import { ProjectFiles } from "../harness/assignments/project-files.js";
-import type { TurnHooks } from "../harness/hooks.js";
-import type { ToolRegistry } from "../harness/tools/registry.js";
-import type { Tool } from "../harness/tools/types.js";
-import type { ChannelDirectory } from "../gateway/channel-directory.js";
-import type { GatewayEvents } from "../gateway/events.js";
-import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
-import type { LaneTaskContext } from "../gateway/lanes/types.js";
-import type { TurnRunner } from "../gateway/turn-runner.js";
-import type { PreparedTurn, TurnSource } from "../gateway/turn-sources.js";
-import type { Assignment, WorkItem } from "../store/repos/assignment-repo.js";
-import type { RunRecord } from "../store/repos/run-repo.js";
-import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
-import type { Wake } from "../store/repos/wake-repo.js";
-import type { Store } from "../store/types.js";
-import type { Clock } from "../util/clock.js";
-import { newId } from "../util/ids.js";
-import type { Logger } from "../util/logger.js";
-import type { TaskCommands } from "../gateway/commands.js";
+} from "../../harness/assignments/assignment-tools.js";
+import { contractGaps } from "../../harness/assignments/contract.js";
+import { handoffText } from "../../harness/assignments/handoff.js";
+import { type LiveRun, LiveRuns, assignmentHooks } from "../../harness/assignments/live-run.js";
+import { recordLearning, recordedLine } from "../../harness/assignments/learning-log.js";
+import { ProjectFiles } from "../../harness/assignments/project-files.js";
+import type { TurnHooks } from "../../harness/hooks.js";
+import type { ToolRegistry } from "../../harness/tools/registry.js";
+import type { Tool } from "../../harness/tools/types.js";
+import type { ChannelDirectory } from "../../gateway/channel-directory.js";
+import type { GatewayEvents } from "../../gateway/events.js";
+import type { LaneQueue } from "../../gateway/lanes/lane-queue.js";
+import type { LaneTaskContext } from "../../gateway/lanes/types.js";
+import type { TurnRunner } from "../../gateway/turn-runner.js";
+import type { PreparedTurn, TurnSource } from "../../gateway/turn-sources.js";
+import type { Assignment, WorkItem } from "../../store/repos/assignment-repo.js";
+import type { RunRecord } from "../../store/repos/run-repo.js";
+import type { TranscriptPayload } from "../../store/repos/transcript-repo.js";
+import type { Wake } from "../../store/repos/wake-repo.js";
+import type { Store } from "../../store/types.js";
+import type { Clock } from "../../util/clock.js";
+import { newId } from "../../util/ids.js";
+import type { Logger } from "../../util/logger.js";
+import type { TaskCommands } from "../../gateway/commands.js";
 import { assignmentChatTools, taskCommands } from "./assignment-chat.js";
 import { finishRun, mirror } from "./assignment-finish.js";
 import { OwnerMessages } from "./assignment-owner.js";

@@ -4,19 +4,19 @@
  * it: progress, questions and the end summary go there.
  */
 import { z } from "zod";
-import type { ChatTarget } from "../channels/types.js";
+import type { ChatTarget } from "../../channels/types.js";
 import {
   cancelAssignment,
   findAssignment,
   newAssignment,
   startAssignment,
-} from "../harness/assignments/assignments.js";
-import { AssignmentInputError } from "../harness/assignments/errors.js";
-import { firstLine } from "../harness/assignments/project-files.js";
-import { ToolError } from "../harness/tools/tool-error.js";
-import type { Tool } from "../harness/tools/types.js";
-import type { TaskCommands } from "../gateway/commands.js";
-import type { ContractCheck } from "../store/repos/assignment-repo.js";
+} from "../../harness/assignments/assignments.js";
+import { AssignmentInputError } from "../../harness/assignments/errors.js";
+import { firstLine } from "../../harness/assignments/project-files.js";
+import { ToolError } from "../../harness/tools/tool-error.js";
+import type { Tool } from "../../harness/tools/types.js";
+import type { TaskCommands } from "../../gateway/commands.js";
+import type { ContractCheck } from "../../store/repos/assignment-repo.js";
 import type { Assignments } from "./assignments.js";
 
 const USAGE = "Usage: /task <goal> starts an assignment; /task cancel <id> stops one; /tasks lists them.";

@@ -4,16 +4,16 @@
  * batched), a question and its one reminder, one message at the end with the outcome, the
  * summary and where the outputs are — and their answers (their next message in that chat).
  */
-import { contractPaths } from "../harness/assignments/contract.js";
-import { firstLine, projectDir } from "../harness/assignments/project-files.js";
-import type { ChannelDirectory } from "../gateway/channel-directory.js";
-import type { GatewayEvents } from "../gateway/events.js";
-import { replyRows } from "../gateway/replies.js";
-import type { ChatTarget } from "../channels/types.js";
-import { queueRun, recordAnswer } from "../harness/assignments/assignments.js";
-import type { Assignment, PendingQuestion } from "../store/repos/assignment-repo.js";
-import type { Store } from "../store/types.js";
-import type { Clock } from "../util/clock.js";
+import { contractPaths } from "../../harness/assignments/contract.js";
+import { firstLine, projectDir } from "../../harness/assignments/project-files.js";
+import type { ChannelDirectory } from "../../gateway/channel-directory.js";
+import type { GatewayEvents } from "../../gateway/events.js";
+import { replyRows } from "../../gateway/replies.js";
+import type { ChatTarget } from "../../channels/types.js";
+import { queueRun, recordAnswer } from "../../harness/assignments/assignments.js";
+import type { Assignment, PendingQuestion } from "../../store/repos/assignment-repo.js";
+import type { Store } from "../../store/types.js";
+import type { Clock } from "../../util/clock.js";
 
 /** What the owner's messages need. */
 export interface OwnerMessagesOptions {

@@ -4,16 +4,16 @@
  * question is marked sent once it is in the outbox; the end message likewise), and last the
  * PROGRESS.md / checkpoint.json mirror, best effort.
  */
-import { contractGaps, contractPaths } from "../harness/assignments/contract.js";
-import type { LiveRun } from "../harness/assignments/live-run.js";
-import type { ProjectFiles } from "../harness/assignments/project-files.js";
-import { decide, progressFingerprint } from "../harness/assignments/stop-decision.js";
-import { totalTokens } from "../harness/models/prices.js";
-import type { Assignment, PendingQuestion } from "../store/repos/assignment-repo.js";
-import type { RunRecord } from "../store/repos/run-repo.js";
-import type { Store } from "../store/types.js";
-import type { Clock } from "../util/clock.js";
-import type { Logger } from "../util/logger.js";
+import { contractGaps, contractPaths } from "../../harness/assignments/contract.js";
+import type { LiveRun } from "../../harness/assignments/live-run.js";
+import type { ProjectFiles } from "../../harness/assignments/project-files.js";
+import { decide, progressFingerprint } from "../../harness/assignments/stop-decision.js";
+import { totalTokens } from "../../harness/models/prices.js";
+import type { Assignment, PendingQuestion } from "../../store/repos/assignment-repo.js";
+import type { RunRecord } from "../../store/repos/run-repo.js";
+import type { Store } from "../../store/types.js";
+import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { OwnerMessages } from "./assignment-owner.js";
 
 /** What finishing a run needs. */

@@ -5,25 +5,25 @@
  * scheduler's state: failing jobs and the next runs.
  */
 import { z } from "zod";
-import { defaultTimezone, describeSchedule } from "../cron/jobs.js";
-import { wallTime } from "../cron/schedule.js";
-import type { Tool } from "../harness/tools/types.js";
-import { TtlCache } from "../util/ttl-cache.js";
+import { defaultTimezone, describeSchedule } from "../../cron/jobs.js";
+import { wallTime } from "../../cron/schedule.js";
+import type { Tool } from "../../harness/tools/types.js";
+import { TtlCache } from "../../util/ttl-cache.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Config } from "../config/schema.js";
-import { type BeatOutcome, HeartbeatScheduler } from "../cron/heartbeat-scheduler.js";
-import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
-import type { TurnRunner } from "../gateway/turn-runner.js";
-import { heartbeatTurn } from "../gateway/turn-sources.js";
+import type { Config } from "../../config/schema.js";
+import { type BeatOutcome, HeartbeatScheduler } from "../../cron/heartbeat-scheduler.js";
+import type { LaneQueue } from "../../gateway/lanes/lane-queue.js";
+import type { TurnRunner } from "../../gateway/turn-runner.js";
+import { heartbeatTurn } from "../../gateway/turn-sources.js";
 import {
   type HeartbeatCondition,
   heartbeatCondition,
   isHeartbeatChecklistEmpty,
-} from "../harness/heartbeat.js";
-import type { Store } from "../store/types.js";
-import type { Clock } from "../util/clock.js";
-import type { Logger } from "../util/logger.js";
+} from "../../harness/heartbeat.js";
+import type { Store } from "../../store/types.js";
+import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 
 /**
  * Heartbeats: a background turn in `agent:<id>:heartbeat` every `heartbeat.everyMs`, following
