@@ -17,6 +17,9 @@ import {
   RESERVED_PROVIDER_KEYS,
 } from "./providers-schema.js";
 import { execSettings } from "./tools-schema.js";
+import { assignmentsSettings } from "../capabilities/assignments/settings.js";
+import { cronSettings } from "../capabilities/cron/settings.js";
+import { heartbeatSettings } from "../capabilities/heartbeat/settings.js";
 
 const port = z.number().int().min(0).max(65_535);
 
@@ -188,89 +191,10 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       /** What a message does when its session is busy. */
       queueMode: z.enum(["followup", "collect", "steer"]).default("followup"),
     }),
-    heartbeat: section({
-      /**
-       * A background turn every this often in the heartbeat session, following HEARTBEAT.md;
-       * skipped without a model call while HEARTBEAT.md holds nothing to act on. 0 turns it off.
-       */
-      everyMs: z
-        .number()
-        .int()
-        .refine((ms) => ms === 0 || ms >= 60_000, {
-          message: "expected 0 (off) or at least 60000 ms (one minute)",
-        })
-        .default(1_800_000),
-      /** Where an alert goes: the chat that last addressed the agent directly, or nowhere. */
-      target: z.enum(["last", "none"]).default("last"),
-      /** An answer that says HEARTBEAT_OK with at most this many other characters is not sent. */
-      ackMaxChars: z.number().int().min(0).default(300),
-      /** Beats only between these local times (end before start: across midnight); default always. */
-      activeHours: z
-        .strictObject({
-          start: z
-            .string()
-            .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'expected a time such as "08:00"' }),
-          end: z
-            .string()
-            .regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, { message: 'expected a time such as "22:00"' }),
-          /** IANA timezone (default `cron.timezone`, else the machine's). */
-          tz: z.string().optional(),
-        })
-        .optional(),
-    }),
-    cron: section({
-      /** Scheduled jobs run (off: none runs; the CLI still manages them). */
-      enabled: z.boolean().default(true),
-      /** The timezone of jobs that name none (default: the machine's). */
-      timezone: z.string().min(1).optional(),
-      /**
-       * Jobs kept in this file (reviewable in git): upserted by name at start and marked as
-       * config jobs; the CLI will not edit them. Fields as `switchyard cron add` takes them.
-       */
-      jobs: z
-        .array(
-          z.strictObject({
-            name: z.string().min(1),
-            cron: z.string().optional(),
-            tz: z.string().optional(),
-            every: z.string().optional(),
-            at: z.string().optional(),
-            message: z.string().min(1),
-            session: z.enum(["main", "isolated"]).optional(),
-            deliver: z.string().optional(),
-            catchUp: z.enum(["one", "skip"]).optional(),
-            timeout: z.string().optional(),
-            enabled: z.boolean().optional(),
-          }),
-        )
-        .default([]),
-    }),
+    heartbeat: heartbeatSettings,
+    cron: cronSettings,
     /** Multi-day assignments (`/task`, `switchyard task`): each run bounded, the whole bounded. */
-    assignments: section({
-      /** Runs in a row with no progress (work items, project files, new tool results) before it stops as stalled. */
-      stallThreshold: z.number().int().min(1).default(3),
-      /** Nudges in a row when the model stops without a tool call or work_complete. */
-      maxContinuationPrompts: z.number().int().min(0).max(10).default(2),
-      /** Model calls per run; then the run ends and the next starts fresh from the project files. */
-      maxTurnsPerRun: z.number().int().min(1).default(40),
-      /** Minutes per run (checked between model calls). */
-      maxRunMinutes: z.number().positive().default(20),
-      /** Runs per assignment. */
-      maxRuns: z.number().int().min(1).default(100),
-      /** Tokens per assignment (input + output), default no cap beyond `limits`. */
-      maxTokens: z.number().int().positive().optional(),
-      /** Spend per assignment in USD, default no cap beyond `limits`. */
-      maxCostUsd: z.number().positive().optional(),
-      /** A question to the owner (ask_owner) expires after this many hours; a reminder goes at half. */
-      questionExpiryHours: z.number().positive().default(24),
-      /** Progress messages (a work item done) at most this often, batched. */
-      reportEveryMinutes: z.number().min(0).default(10),
-      /**
-       * Contract checks of the kind `command` run a shell command in the workspace; off unless
-       * the operator turns them on here (separate from the agent's `tools.exec`).
-       */
-      commandChecks: z.boolean().default(false),
-    }),
+    assignments: assignmentsSettings,
     /** Which tools a turn may use (harness/tools/tool-policy.ts; profiles in tool-groups.ts). */
     tools: section({
       /** Named set of groups: full (all), coding, messaging, minimal. Default full. */
