@@ -81,7 +81,8 @@ export function buildAgent(
     dbPath: path.join(deps.home, MEMORY_INDEX_FILE),
     logger: deps.logger.child({ name: "memory" }),
   });
-  const memoryOnly = new ToolRegistry({ timeoutMs: agent.toolTimeoutMs });
+  // The compaction flush's memory_write, under the same policy (no MEMORY.md from a group).
+  const memoryOnly = new ToolRegistry({ timeoutMs: agent.toolTimeoutMs, policy });
   for (const tool of memoryTools(memory, { clock: deps.clock, timeZone })) {
     tools.register(tool);
     if (tool.name === "memory_write") memoryOnly.register(tool);
