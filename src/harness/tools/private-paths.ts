@@ -7,7 +7,7 @@
  * folder, where outputs of turns outside the owner's private chat are saved.
  */
 import { createHash } from "node:crypto";
-import { realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { resolveInWorkspace } from "./file-tools.js";
 
@@ -50,37 +50,62 @@ export function privatePathKind(
   turn: { workspaceDir?: string | undefined; sessionKey?: string | undefined },
 ): PrivatePathKind | undefined {
   if (isPrivateMemoryPath(relPath)) return "memory";
-  const own =
+  const own = (): string | undefined =>
     turn.sessionKey === undefined
       ? undefined
       : path.posix.join(SAVED_OUTPUTS_DIR, chatOutputsDir(turn.sessionKey).split(path.sep).join("/"));
   if (isSavedOutput(normalise(relPath), own)) return "saved-output";
-  const workspaceDir = turn.workspaceDir;
-  if (workspaceDir === undefined) return undefined;
-  let root: string;
-  let real: string;
-  try {
-    root = realpathSync.native(workspaceDir);
-    real = resolveInWorkspace(workspaceDir, relPath);
-  } catch {
-    return undefined;
-  }
-  const rel = path.relative(root, real).split(path.sep).join("/");
+  if (turn.workspaceDir === undefined) return undefined;
+  const real = realTarget(turn.workspaceDir, relPath);
+  if (real === undefined) return undefined;
+  const rel = path.relative(real.root, real.path).split(path.sep).join("/");
+  if (rel === ".." || rel.startsWith("../") || path.isAbsolute(rel)) return undefined; // the tool refuses it
   if (isPrivateMemoryPath(rel)) return "memory";
   if (isSavedOutput(rel, own)) return "saved-output";
+  // MEMORY.md or memory/ may be links themselves: then what they point to is private too.
   for (const name of ["MEMORY.md", "memory"]) {
-    const target = realOrUndefined(path.join(root, name));
-    if (target !== undefined && (real === target || real.startsWith(`${target}${path.sep}`))) return "memory";
+    const link = path.join(real.root, name);
+    if (lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink() !== true) continue;
+    const target = realOrUndefined(link);
+    if (target !== undefined && (real.path === target || real.path.startsWith(`${target}${path.sep}`)))
+      return "memory";
   }
   return undefined;
 }
 
-/** Under SAVED_OUTPUTS_DIR but not under `own` (case-insensitive, as on case-insensitive disks). */
-function isSavedOutput(rel: string, own: string | undefined): boolean {
+/**
+ * The real path `relPath` names and the workspace's real root. One realpath in the common case:
+ * a real path that starts with the workspace folder as given proves that folder real too (a
+ * real path has no links in it), so the root needs no call of its own. A path that does not
+ * exist yet resolves like the file tools resolve it; undefined when neither works.
+ */
+function realTarget(workspaceDir: string, relPath: string): { root: string; path: string } | undefined {
+  const given = path.resolve(workspaceDir);
+  let real: string;
+  try {
+    real = realpathSync.native(path.resolve(given, relPath));
+  } catch {
+    try {
+      real = resolveInWorkspace(workspaceDir, relPath);
+    } catch {
+      return undefined;
+    }
+  }
+  if (real === given || real.startsWith(`${given}${path.sep}`)) return { root: given, path: real };
+  const root = realOrUndefined(workspaceDir);
+  return root === undefined ? undefined : { root, path: real };
+}
+
+/**
+ * Under SAVED_OUTPUTS_DIR but not under the turn's own folder (case-insensitive, as on
+ * case-insensitive disks); `own` is asked only then (it hashes the session key).
+ */
+function isSavedOutput(rel: string, own: () => string | undefined): boolean {
   const lower = rel.toLowerCase();
   const dir = SAVED_OUTPUTS_DIR.toLowerCase();
   if (lower !== dir && !lower.startsWith(`${dir}/`)) return false;
-  return own === undefined || !lower.startsWith(`${own.toLowerCase()}/`);
+  const mine = own();
+  return mine === undefined || !lower.startsWith(`${mine.toLowerCase()}/`);
 }
 
 function normalise(p: string): string {
