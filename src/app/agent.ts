@@ -71,7 +71,8 @@ export function buildAgent(
     outputDir: path.join(deps.workspaceDir, ".agent-output"),
   });
   for (const tool of fileTools()) tools.register(tool);
-  const memoryOnly = new ToolRegistry({ timeoutMs: agent.toolTimeoutMs });
+  // The compaction flush's memory_write, under the same policy (no MEMORY.md from a group).
+  const memoryOnly = new ToolRegistry({ timeoutMs: agent.toolTimeoutMs, policy });
   if (deps.memory) memoryOnly.register(deps.memory.writeTool);
   for (const tool of [...(deps.tools ?? []), ...(deps.assignments?.chatTools() ?? [])]) tools.register(tool);
   // An assignment's runs get every tool plus theirs (work items, work_complete, ask_owner, …).

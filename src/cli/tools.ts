@@ -1,13 +1,14 @@
 /**
  * `switchyard tools list [--channel C] [--group] [--json]`: what a turn in that chat is offered
- * under the configuration's `tools:` policy, and why each other tool is not. Lists the built-in
- * tools of TOOL_CATALOG (exec and web tools only once installed; MCP tools are not listed).
+ * — the built-in tools a gateway with this configuration registers (registered-tools.ts: exec
+ * only when enabled, …) under its `tools:` policy — and why each other tool is not. MCP tools
+ * are not listed.
  */
 import { parseArgs } from "node:util";
 import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
-import { TOOL_CATALOG } from "../harness/tools/tool-groups.js";
 import { ToolPolicy } from "../harness/tools/tool-policy.js";
 import { formatTable } from "./table.js";
+import { registeredChatTools } from "./registered-tools.js";
 
 const USAGE_LINE = "usage: switchyard tools list [--channel C] [--group] [--json]";
 
@@ -37,10 +38,10 @@ async function tools(argv: string[]): Promise<number> {
   const policy = new ToolPolicy(config.tools);
   // As the gateway sees a chat: a direct chat is private except on the HTTP API.
   const ctx = { channel: v.channel, groupChat: v.group, privateChat: !v.group && v.channel !== "http" };
-  const rows = Object.entries(TOOL_CATALOG).map(([name, groups]) => ({
+  const rows = registeredChatTools(config).map(({ name, groups, registered, reason }) => ({
     name,
     groups: [...groups],
-    ...policy.decide(name, groups, ctx),
+    ...(registered ? policy.decide(name, groups, ctx) : { allowed: false, reason }),
   }));
   if (v.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else

@@ -163,6 +163,8 @@ export class AgentSession {
       trigger: spec.trigger,
       acquireModelSlot: () => spec.lane.acquireModelSlot(),
       append,
+      ...(spec.replyTarget ? { replyTarget: spec.replyTarget } : {}),
+      ...(spec.asker ? { asker: spec.asker } : {}),
     };
     // Orphaned calls read as interrupted in the conversation whether or not the repair is loaded.
     // The volatile tier rides on the newest user message: the system prompt stays cache-stable.

@@ -80,3 +80,31 @@ export function estimateMessages(messages: readonly ChatMessage[]): number {
 export function estimateContext(context: TurnContext): number {
   return estimateTokensOnce(context.system) + estimateMessages(context.messages);
 }
+
+/**
+ * Index of the first event kept verbatim: the newest events within `keep` tokens, moved to the
+ * start of a turn (a user message or trigger) so no tool call is parted from its result.
+ */
+export function recentBoundary(events: readonly TranscriptEvent[], keep: number): number {
+  let tokens = 0;
+  let i = events.length;
+  while (i > 0) {
+    const t = estimateTokens(JSON.stringify(events[i - 1]?.payload ?? ""));
+    if (tokens + t > keep) break;
+    tokens += t;
+    i--;
+  }
+  while (i < events.length) {
+    const p = events[i]?.payload;
+    if (p?.type === "user" || p?.type === "trigger") break;
+    i++;
+  }
+  // Keep at least the last turn verbatim.
+  if (i >= events.length) {
+    for (let j = events.length - 1; j >= 0; j--) {
+      const p = events[j]?.payload;
+      if (p?.type === "user" || p?.type === "trigger") return j;
+    }
+  }
+  return i;
+}

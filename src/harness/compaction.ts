@@ -6,7 +6,8 @@
  *
  *  (a) old results of *replayable* tools (reads, listings, searches) are cleared to a one-line
  *      note of what to run again;
- *  (b) large *non-replayable* old results are saved to `.agent-output/` with a pointer;
+ *  (b) large *non-replayable* old results are saved to `.agent-output/` with a pointer (a
+ *      chat's own folder there outside the owner's private chat, see tools/private-paths.ts);
  *  (c) older turns are summarized in chunks (by token share), the summaries merged, keeping
  *      identifiers verbatim and stating goal, decisions, progress, last step and next step —
  *      after the agent had one silent turn to save durable notes with `memory_write`;
@@ -22,11 +23,12 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TranscriptEvent, TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Logger } from "../util/logger.js";
-import { TokenCounter, estimateTokens, estimateTokensOnce } from "./context/tokens.js";
+import { TokenCounter, estimateTokensOnce } from "./context/tokens.js";
 import type { HookTurn, TurnContext, TurnHooks } from "./hooks.js";
 import type { ModelAccess } from "./models/model-router.js";
 import type { ChatMessage, ProviderEvent } from "./providers/types.js";
 import type { ToolRegistry } from "./tools/registry.js";
+import { SAVED_OUTPUTS_DIR, chatOutputsDir } from "./tools/private-paths.js";
 import {
   auditSummary,
   chunkByTokens,
@@ -36,6 +38,7 @@ import {
   identifiersIn,
   renderSpan,
   SUMMARY_INSTRUCTIONS,
+  recentBoundary,
 } from "./compaction-text.js";
 import { toChatMessages } from "./transcript.js";
 
@@ -184,7 +187,7 @@ export class Compactor {
       for (const e of older) {
         const p = e.payload;
         if (p.type !== "tool_result" || cleared[p.toolCallId] || p.content.length < 2_000) continue;
-        const file = await this.#externalize(p.toolCallId, p.content);
+        const file = await this.#externalize(p.toolCallId, p.content, turn);
         cleared[p.toolCallId] = file
           ? `[${p.name} result (${p.content.length} characters) saved to ${file}; read it with read_file if needed]`
           : `[${p.name} result (${p.content.length} characters) cleared to save context]`;
@@ -220,13 +223,21 @@ export class Compactor {
     const tools = this.#o.memoryTools;
     if (!tools || !turn.acquireModelSlot) return;
     const messages: ChatMessage[] = [...context.messages, { role: "user", content: FLUSH_NOTE }];
-    const { calls } = await this.#call({ system: context.system, messages, tools: tools.specs() }, turn);
+    // The turn's chat and asker: the registry's policy decides as for the turn's own calls.
+    const who = {
+      ...(turn.replyTarget ? { replyTarget: turn.replyTarget } : {}),
+      ...(turn.asker ? { asker: turn.asker } : {}),
+    };
+    const specs = tools.specs(who);
+    if (specs.length === 0) return;
+    const { calls } = await this.#call({ system: context.system, messages, tools: specs }, turn);
     for (const call of calls.slice(0, 5)) {
       await tools.execute(call.name, call.argumentsJson, {
         workspaceDir: this.#o.workspaceDir,
         sessionKey: turn.sessionKey,
         runId: turn.runId,
         signal: turn.signal,
+        ...who,
       });
     }
   }
@@ -318,10 +329,12 @@ export class Compactor {
     return { text, calls };
   }
 
-  async #externalize(id: string, content: string): Promise<string | undefined> {
-    const rel = path.join(".agent-output", `compacted-${id.replace(/[^\w.-]/g, "_")}.txt`);
+  /** Outside the owner's private chat, into the chat's own folder (the only one it may read). */
+  async #externalize(id: string, content: string, turn: HookTurn): Promise<string | undefined> {
+    const own = turn.asker && !turn.asker.privateChat ? [chatOutputsDir(turn.sessionKey)] : [];
+    const rel = path.join(SAVED_OUTPUTS_DIR, ...own, `compacted-${id.replace(/[^\w.-]/g, "_")}.txt`);
     try {
-      await mkdir(path.join(this.#o.workspaceDir, ".agent-output"), { recursive: true });
+      await mkdir(path.dirname(path.join(this.#o.workspaceDir, rel)), { recursive: true });
       await writeFile(path.join(this.#o.workspaceDir, rel), content, { flag: "w" });
       return rel;
     } catch (err) {
@@ -339,34 +352,6 @@ function lastCompaction(events: readonly TranscriptEvent[]): { payload: Compacti
     if (p?.type === "compaction") return { payload: p };
   }
   return undefined;
-}
-
-/**
- * Index of the first event kept verbatim: the newest events within `keep` tokens, moved to the
- * start of a turn (a user message or trigger) so no tool call is parted from its result.
- */
-function recentBoundary(events: readonly TranscriptEvent[], keep: number): number {
-  let tokens = 0;
-  let i = events.length;
-  while (i > 0) {
-    const t = estimateTokens(JSON.stringify(events[i - 1]?.payload ?? ""));
-    if (tokens + t > keep) break;
-    tokens += t;
-    i--;
-  }
-  while (i < events.length) {
-    const p = events[i]?.payload;
-    if (p?.type === "user" || p?.type === "trigger") break;
-    i++;
-  }
-  // Keep at least the last turn verbatim.
-  if (i >= events.length) {
-    for (let j = events.length - 1; j >= 0; j--) {
-      const p = events[j]?.payload;
-      if (p?.type === "user" || p?.type === "trigger") return j;
-    }
-  }
-  return i;
 }
 
 function withCleared(events: readonly TranscriptEvent[], cleared: Record<string, string>): TranscriptEvent[] {

@@ -6,6 +6,7 @@
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { ChatMessage, ToolCall } from "./providers/types.js";
 import type { ProviderError } from "./providers/provider-error.js";
+import type { Asker, ReplyTarget } from "./tools/types.js";
 
 /** What the model is given on a call: the system prompt and the conversation. */
 export interface TurnContext {
@@ -20,6 +21,10 @@ export interface HookTurn {
   runId: string;
   trigger: string;
   signal: AbortSignal;
+  /** The chat the turn answers in; absent: none (background work). */
+  replyTarget?: ReplyTarget;
+  /** Who the turn answers: a hook's own tool calls run under the same policy (ToolContext.asker). */
+  asker?: Asker;
   /** Takes a model-call slot (a hook that calls a model, e.g. compaction, holds one meanwhile). */
   acquireModelSlot?(): Promise<{ release(): void }>;
   /** Input tokens (cache included) the provider reported for the turn's last model call. */

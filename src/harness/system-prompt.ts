@@ -1,6 +1,7 @@
 /**
  * The three-tier system prompt. **Frozen**: base instructions (shipped here; a workspace
- * `SYSTEM.md` replaces them) and the tool list. **Session-stable**: the context files in a
+ * `SYSTEM.md` replaces them), the one line saying untrusted blocks are data (kept whatever
+ * SYSTEM.md says) and the tool list. **Session-stable**: the context files in a
  * fixed order (AGENTS, SOUL, IDENTITY, USER, TOOLS, then MEMORY.md in private chats only —
  * never in groups or shared channels), each scanned for injection and cut to a token budget,
  * the skills index, workspace facts. Then the cache boundary, then **volatile**: the
@@ -18,6 +19,7 @@ import { contentHash, scanContextFile } from "./context/scan.js";
 import { estimateTokens } from "./context/tokens.js";
 import { type FileRead, PromptFileCache } from "./prompt.js";
 import type { ToolSpec } from "./providers/types.js";
+import { UNTRUSTED_NOTICE } from "./tools/untrusted.js";
 
 /** Context files of every chat, in this order. */
 export const CONTEXT_FILES = ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md"] as const;
@@ -177,6 +179,7 @@ export class SystemPrompt {
     ].join("\n");
     const parts = [
       base,
+      UNTRUSTED_NOTICE,
       toolList === "" ? "" : `# Tools\n\n${toolList}`,
       `# Workspace files\n\nLoaded on every turn; keep them current with edit_file or write_file.\n\n${sections.join("\n\n")}`,
       skills.trim() === ""

@@ -34,6 +34,29 @@ describe("switchyard tools list", () => {
     expect(table.out).toMatch(/memory_get\s+memory\s+yes/);
   });
 
+  it("lists what a gateway with the config registers: exec only when enabled, run-only tools never", async () => {
+    const offered = async (yaml: string, args: string[]) => {
+      const s = setup(yaml);
+      const res = await runCli(["tools", "list", "--json", "--home", s.home, ...args], { cwd: s.cwd });
+      expect(res.code).toBe(0);
+      return JSON.parse(res.out) as Array<{ name: string; allowed: boolean; reason?: string }>;
+    };
+    const off = Object.fromEntries(
+      (await offered("agent: {}\n", ["--channel", "telegram"])).map((r) => [r.name, r]),
+    );
+    expect(off.exec).toMatchObject({ allowed: false, reason: "not enabled: tools.exec.enabled is false" });
+    expect(off.web_search).toMatchObject({
+      allowed: false,
+      reason: "not enabled: tools.web.searchUrl is not set",
+    });
+    expect(off.work_complete).toMatchObject({ allowed: false, reason: "only in an assignment's runs" });
+    const on = "tools:\n  exec: { enabled: true }\n";
+    expect((await offered(on, ["--channel", "telegram"])).find((r) => r.name === "exec")?.allowed).toBe(true);
+    expect(
+      (await offered(on, ["--channel", "telegram", "--group"])).find((r) => r.name === "exec")?.reason,
+    ).toBe("denied by tools.groups.deny (group:exec) in a group chat");
+  }, 60_000);
+
   it("names an unknown tool in the config and exits 2", async () => {
     const s = setup("tools:\n  deny: [rm_rf]\n");
     const res = await runCli(["tools", "list", "--home", s.home], { cwd: s.cwd });

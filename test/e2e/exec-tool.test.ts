@@ -103,7 +103,9 @@ describe("exec tool", () => {
       scriptExec(sim, { command: "echo hello" });
       await gw.chat("on", "say hello");
       expect(toolNames(sim, before)).toContain("exec");
-      expect(lastMessage(sim)).toContain("exit code 0\\nhello");
+      expect(lastMessage(sim)).toContain(
+        'exit code 0\\n<<<untrusted source=\\"exec echo hello\\">>>\\nhello\\n<<<end untrusted>>>',
+      );
     });
 
     it("runs in a folder of the workspace and refuses one outside it", async () => {
@@ -136,7 +138,7 @@ describe("exec tool", () => {
 
       scriptExec(sim, { command: "mkdir -p build && touch build/x && rm -rf ./build && echo removed" });
       await gw.chat("guard", "clean build");
-      expect(lastMessage(sim)).toContain("exit code 0\\nremoved");
+      expect(lastMessage(sim)).toMatch(/exit code 0\\n<<<untrusted source=.*>>>\\nremoved/);
       expect(existsSync(join(gw.running.workspaceDir, "build"))).toBe(false);
     });
 

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BASE_INSTRUCTIONS, SystemPrompt } from "../../src/harness/system-prompt.js";
+import { UNTRUSTED_NOTICE } from "../../src/harness/tools/untrusted.js";
 import { silentLogger } from "../../src/util/logger.js";
 
 let dir: string;
@@ -49,7 +50,10 @@ describe("SystemPrompt", () => {
   it("keeps the stable part byte-identical over 20 turns, and changes it when AGENTS.md changes", async () => {
     const p = new SystemPrompt({ workspaceDir: dir, timeZone: "Europe/Berlin" });
     const first = await p.build(direct, TOOLS, new Date(Date.UTC(2026, 10, 24, 9, 0)));
-    expect(first.stable.startsWith(BASE_INSTRUCTIONS)).toBe(true);
+    expect(first.stable.startsWith(`${BASE_INSTRUCTIONS}\n\n${UNTRUSTED_NOTICE}\n\n# Tools\n`)).toBe(true);
+    // Said once, in the frozen part (before the cache boundary), never in the volatile part.
+    expect(first.stable.split(UNTRUSTED_NOTICE)).toHaveLength(2);
+    expect(first.volatile).not.toContain("<<<untrusted");
     expect(first.stable).toContain("- read_file: Read a file.\n- write_file: Write a file.");
     for (let i = 1; i < 20; i++) {
       const next = await p.build(direct, TOOLS, new Date(Date.UTC(2026, 10, 24, 9, i)));
@@ -127,7 +131,7 @@ describe("SystemPrompt", () => {
   it("a SYSTEM.md in the workspace replaces the base instructions", async () => {
     writeFileSync(join(dir, "SYSTEM.md"), "You are a pirate.\n");
     const built = await new SystemPrompt({ workspaceDir: dir }).build(direct, TOOLS, new Date());
-    expect(built.stable.startsWith("You are a pirate.")).toBe(true);
+    expect(built.stable.startsWith(`You are a pirate.\n\n${UNTRUSTED_NOTICE}\n`)).toBe(true);
     expect(built.stable).not.toContain(BASE_INSTRUCTIONS.slice(0, 40));
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The workspace file tools: read_file, write_file, edit_file and list_files. Every path goes
  * through resolveInWorkspace, which confines it to the workspace after resolving symlinks, so
- * neither `..` nor a link planted in the workspace reaches the rest of the machine.
+ * neither `..` nor a link planted in the workspace reaches the rest of the machine. A file
+ * under UPLOADS_DIR (what people sent in chats) is read inside an untrusted block.
  */
 import { type Dirent, lstatSync, mkdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
@@ -10,11 +11,17 @@ import { z } from "zod";
 import type { Tool, ToolOutput } from "./types.js";
 import { ToolError } from "./tool-error.js";
 import { readSized, writeText } from "../../util/small-io.js";
+import { untrustedBlock } from "./untrusted.js";
 
 /** Largest file read_file and edit_file load. */
 export const MAX_READ_BYTES = 2 * 1024 * 1024;
 /** Entries list_files returns before it stops. */
 export const MAX_LIST_ENTRIES = 500;
+/**
+ * Workspace folder the channels save uploaded files into (channels/attachments.ts
+ * attachmentDir: `inbox/<channel>/<chat>/…`); read_file returns their text as untrusted.
+ */
+export const UPLOADS_DIR = "inbox";
 /** Symlinks followed while resolving one path before giving up (as the OS does with ELOOP). */
 const MAX_LINK_HOPS = 40;
 
@@ -61,10 +68,15 @@ const readFileTool: Tool<typeof readFileParameters> = {
   parameters: readFileParameters,
   run: (args, ctx) =>
     guarded(args.path, async (rel) => {
-      const text = await loadText(resolveInWorkspace(ctx.workspaceDir, rel), rel);
+      const abs = resolveInWorkspace(ctx.workspaceDir, rel);
+      const text = await loadText(abs, rel);
       const offset = args.offset ?? 1;
       const limit = args.limit;
       if (text === "") return { content: "(empty file)" };
+      // An upload came from whoever sent it: its text is data, in a block naming it.
+      const shown = isUpload(ctx.workspaceDir, abs)
+        ? (body: string) => untrustedBlock(`upload ${rel}`, body).text
+        : (body: string) => body;
       const lines = text.split("\n");
       if (lines[lines.length - 1] === "") lines.pop(); // a final newline ends the last line
       if (offset > lines.length) {
@@ -74,10 +86,10 @@ const readFileTool: Tool<typeof readFileParameters> = {
         );
       }
       const last = limit === undefined ? lines.length : Math.min(lines.length, offset - 1 + limit);
-      if (offset === 1 && last === lines.length) return { content: text };
+      if (offset === 1 && last === lines.length) return { content: shown(text) };
       const slice = lines.slice(offset - 1, last).join("\n");
       const more = last < lines.length ? `; continue with offset=${last + 1}` : "";
-      return { content: `${slice}\n\n[lines ${offset}–${last} of ${lines.length}${more}]` };
+      return { content: `${shown(slice)}\n\n[lines ${offset}–${last} of ${lines.length}${more}]` };
     }),
 };
 
@@ -271,6 +283,12 @@ function realpathLoose(p: string, hops: number): string {
   if (!link) return here;
   if (hops >= MAX_LINK_HOPS) throw new ToolError("failed", `too many symbolic links while resolving ${p}`);
   return realpathLoose(path.resolve(realParent, readlinkSync(here)), hops + 1);
+}
+
+/** Whether a resolved (real) path is under the workspace's UPLOADS_DIR, compared case-insensitively. */
+function isUpload(workspaceDir: string, real: string): boolean {
+  const rel = path.relative(realpathSync.native(workspaceDir), real).split(path.sep).join("/");
+  return rel.toLowerCase().startsWith(`${UPLOADS_DIR}/`);
 }
 
 function outside(relPath: string, why: string): ToolError {

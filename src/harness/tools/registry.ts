@@ -12,6 +12,7 @@ import type { ToolSpec } from "../providers/types.js";
 import { type JsonSchema, argumentProblems, describeParameters, toolJsonSchema } from "./tool-schema.js";
 import type { Tool, ToolContext, ToolOutput } from "./types.js";
 import type { PolicyContext, ToolPolicy } from "./tool-policy.js";
+import { chatOutputsDir } from "./private-paths.js";
 import { ToolError } from "./tool-error.js";
 import { DEFAULT_MAX_RESULT_CHARS, MIN_RESULT_CHARS, capMiddle } from "./output-cap.js";
 
@@ -38,8 +39,9 @@ export interface ToolRegistryOptions {
   /**
    * Absolute folder (the composition root passes `<workspace>/.agent-output`) where the full,
    * redacted text of a cut result is saved as `<runId>-<toolCallId or tool name>-<n>.txt`; the
-   * marker then names the file, as a path relative to the workspace, for read_file. Created on
-   * first use. A failed write leaves the plain marker. Default none: nothing is saved.
+   * marker then names the file, as a path relative to the workspace, for read_file. A turn
+   * outside the owner's private chat saves under `chats/<session>/` in it (private-paths.ts
+   * chatOutputsDir), the only saved outputs its policy lets it read. Created on first use. A failed write leaves the plain marker. Default none: nothing is saved.
    */
   outputDir?: string;
   /**
@@ -182,8 +184,11 @@ export class ToolRegistry {
    * the write failed. Never throws.
    */
   async #save(text: string, callName: string, ctx: ToolContext): Promise<string | undefined> {
-    const dir = this.#outputDir;
-    if (dir === undefined) return undefined;
+    if (this.#outputDir === undefined) return undefined;
+    // Outside the owner's private chat, into the chat's own folder: the only one it may read.
+    const dir = policyContext(ctx).privateChat
+      ? this.#outputDir
+      : path.join(this.#outputDir, chatOutputsDir(ctx.sessionKey));
     try {
       await mkdir(dir, { recursive: true });
       const base = `${fileSafe(ctx.runId)}-${fileSafe(callName)}`;
@@ -216,7 +221,11 @@ export class ToolRegistry {
     const checked = entry.tool.parameters.safeParse(parsed.value, { reportInput: true });
     if (!checked.success)
       return invalidArguments(entry, argumentProblems(checked.error.issues, entry.schema));
-    const decision = this.#policy?.decideCall(name, entry.tool.groups, checked.data, policyContext(ctx));
+    const decision = this.#policy?.decideCall(name, entry.tool.groups, checked.data, {
+      ...policyContext(ctx),
+      workspaceDir: ctx.workspaceDir,
+      sessionKey: ctx.sessionKey,
+    });
     if (decision && !decision.allowed)
       return failure(
         "denied",

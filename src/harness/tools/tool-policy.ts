@@ -2,9 +2,10 @@
  * Which tools a turn may use (`tools:` in the configuration). One pure decision per tool and
  * context: the registry offers the model only allowed tools and refuses a call to any other,
  * so both layers apply the same rules. Private memory (MEMORY.md, memory/) is the owner's:
- * outside the owner's private chat no tool reads or writes it.
+ * outside the owner's private chat no tool reads or writes it, nor another chat's saved tool
+ * outputs (private-paths.ts decides on the real path, symlinks resolved).
  */
-import path from "node:path";
+import { privatePathKind } from "./private-paths.js";
 import { TOOL_CATALOG, TOOL_PROFILES, type ToolGroup, type ToolProfile, isToolGroup } from "./tool-groups.js";
 
 /** One allow/deny rule set: tool names or `group:<name>`. */
@@ -35,6 +36,10 @@ export interface PolicyContext {
   privateChat: boolean;
   /** A group chat. */
   groupChat: boolean;
+  /** The workspace a `path` argument is resolved in (symlinks followed); absent: by name only. */
+  workspaceDir?: string | undefined;
+  /** The turn's session: its own chat's saved outputs stay readable outside the private chat. */
+  sessionKey?: string | undefined;
 }
 
 /** A decision: allowed, or denied with the rule that denied it. */
@@ -95,27 +100,21 @@ export class ToolPolicy {
   }
 
   /**
-   * `decide`, plus the argument rule: outside the owner's private chat a `path` argument naming
-   * MEMORY.md or memory/ (relative to the workspace) is refused.
+   * `decide`, plus the argument rule: outside the owner's private chat a `path` argument that
+   * names MEMORY.md or memory/, or a saved tool output of another chat (private-paths.ts:
+   * by name, then by real path in `ctx.workspaceDir`), is refused.
    */
   decideCall(name: string, groups: readonly ToolGroup[], args: unknown, ctx: PolicyContext): PolicyDecision {
     const d = this.decide(name, groups, ctx);
     if (!d.allowed || ctx.privateChat) return d;
     const p = typeof args === "object" && args !== null ? (args as Record<string, unknown>).path : undefined;
-    if (typeof p === "string" && isPrivateMemoryPath(p))
-      return denied(`denied: ${p} is private memory, only for the owner's private chat`);
+    if (typeof p !== "string") return d;
+    const kind = privatePathKind(p, ctx);
+    if (kind === "memory") return denied(`denied: ${p} is private memory, only for the owner's private chat`);
+    if (kind === "saved-output")
+      return denied(`denied: ${p} is a saved tool output of another chat, readable only there`);
     return d;
   }
-}
-
-/** Whether a workspace-relative path is MEMORY.md or under memory/ (case-insensitive). */
-export function isPrivateMemoryPath(p: string): boolean {
-  const norm = path.posix
-    .normalize(p.replace(/\\/g, "/"))
-    .replace(/^(\.\/)+/, "")
-    .replace(/^\/+/, "");
-  const lower = norm.toLowerCase();
-  return lower === "memory.md" || lower === "memory" || lower.startsWith("memory/");
 }
 
 /**

@@ -12,9 +12,9 @@ import { TOOL_CATALOG, type ToolGroup } from "../../../src/harness/tools/tool-gr
 import {
   type PolicyContext,
   ToolPolicy,
-  isPrivateMemoryPath,
   toolPolicyProblems,
 } from "../../../src/harness/tools/tool-policy.js";
+import { isPrivateMemoryPath } from "../../../src/harness/tools/private-paths.js";
 import type { Tool } from "../../../src/harness/tools/types.js";
 
 const dm: PolicyContext = { channel: "telegram", privateChat: true, groupChat: false };

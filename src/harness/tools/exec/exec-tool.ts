@@ -8,6 +8,7 @@ import { z } from "zod";
 import { checkCommand } from "../command-guard.js";
 import { ToolError } from "../tool-error.js";
 import type { Tool } from "../types.js";
+import { untrustedBlock } from "../untrusted.js";
 import type { CommandRunner } from "./command-runner.js";
 import { DEFAULT_EXEC_TIMEOUT_MS } from "./run-command.js";
 import { ExecError } from "./exec-error.js";
@@ -77,22 +78,31 @@ export function execTool(options: ExecToolOptions): Tool<typeof execParameters> 
         throw toToolError(err);
       }
       return {
-        content: formatResult(result, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS),
+        content: formatResult(result, options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, args.command),
         isError: result.exitCode !== 0,
       };
     },
   };
 }
 
-/** The first line says how the command ended; the output follows. */
-export function formatResult(result: CommandResult, timeoutMs: number): string {
+/**
+ * The first line says how the command ended; the output follows inside an untrusted block
+ * named `exec <command>` (the command cut to 80 characters), since it came from outside.
+ */
+export function formatResult(result: CommandResult, timeoutMs: number, command = ""): string {
   let status: string;
   if (result.timedOut) status = `timed out after ${timeoutMs} ms; its processes were killed`;
   else if (result.aborted) status = "stopped (the turn was aborted); its processes were killed";
   else if (result.signal !== null) status = `killed by ${result.signal}`;
   else status = `exit code ${result.exitCode ?? "unknown"}`;
   const output = result.output === "" ? "(no output)" : result.output;
-  return `${status}\n${output}`;
+  return `${status}\n${untrustedBlock(`exec ${shorten(command)}`, output).text}`;
+}
+
+/** A command on one line, at most 80 characters. */
+function shorten(command: string): string {
+  const line = command.replace(/\s+/g, " ").trim();
+  return line.length <= 80 ? line : `${line.slice(0, 79)}…`;
 }
 
 function toToolError(err: unknown): unknown {

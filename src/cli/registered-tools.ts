@@ -1,0 +1,62 @@
+/**
+ * Which built-in tools a gateway with a given configuration registers for chat turns, without
+ * building one: every TOOL_CATALOG entry, less those only an assignment's runs get, less the
+ * optional ones whose setting is off (a predicate per optional tool). `switchyard tools list`
+ * puts the tool policy on top, so it prints what the model is offered in that chat. MCP tools
+ * (named at run time) are not known here.
+ */
+import type { Config } from "../config/schema.js";
+import { TOOL_CATALOG, type ToolGroup } from "../harness/tools/tool-groups.js";
+
+/** Built-in tools only an assignment's runs are given (Assignments.runTools), never a chat turn. */
+export const RUN_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "work_item_add",
+  "work_item_update",
+  "work_item_list",
+  "work_complete",
+  "ask_owner",
+  "request_approval",
+  "end_run",
+]);
+
+/** The web settings, read loosely: `tools.web` belongs to the web capability's settings. */
+interface LooseWebSettings {
+  fetch?: unknown;
+  searchUrl?: unknown;
+}
+
+/** Optional tools: whether the configuration turns each on, and the setting that does. */
+const OPTIONAL_TOOLS: Readonly<Record<string, { on(config: Config): boolean; setting: string }>> = {
+  exec: { on: (c) => c.tools.exec.enabled, setting: "tools.exec.enabled is false" },
+  web_fetch: { on: (c) => webOf(c)?.fetch === true, setting: "tools.web.fetch is off" },
+  web_search: {
+    on: (c) => typeof webOf(c)?.searchUrl === "string",
+    setting: "tools.web.searchUrl is not set",
+  },
+};
+
+/** A catalog tool and whether a gateway with the configuration registers it for chat turns. */
+export interface RegisteredTool {
+  name: string;
+  groups: readonly ToolGroup[];
+  registered: boolean;
+  /** Why not, one line, when not registered. */
+  reason?: string;
+}
+
+/** Every catalog tool, in catalog order, with whether `config` registers it for chat turns. */
+export function registeredChatTools(config: Config): RegisteredTool[] {
+  return Object.entries(TOOL_CATALOG).map(([name, groups]) => {
+    if (RUN_ONLY_TOOLS.has(name))
+      return { name, groups, registered: false, reason: "only in an assignment's runs" };
+    const optional = OPTIONAL_TOOLS[name];
+    if (optional && !optional.on(config))
+      return { name, groups, registered: false, reason: `not enabled: ${optional.setting}` };
+    return { name, groups, registered: true };
+  });
+}
+
+function webOf(config: Config): LooseWebSettings | undefined {
+  const web = (config.tools as { web?: unknown }).web;
+  return typeof web === "object" && web !== null ? (web as LooseWebSettings) : undefined;
+}
