@@ -5,7 +5,8 @@
  * capability that is configured but unused costs nothing at start.
  */
 import { execModule } from "./exec/module.js";
+import { mcpModule } from "./mcp/module.js";
 import type { CapabilityModule } from "./types.js";
 
 /** The capability modules, in build order. */
-export const capabilityModules: readonly CapabilityModule[] = [execModule];
+export const capabilityModules: readonly CapabilityModule[] = [execModule, mcpModule];
