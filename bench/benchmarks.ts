@@ -32,6 +32,7 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "discord-footprint", load: async () => (await import("./discord-footprint.js")).discordFootprint },
   { id: "cron-idle", load: async () => (await import("./cron-idle.js")).cronIdle },
   { id: "npm-start", load: async () => (await import("./npm-start.js")).npmStart },
+  { id: "mcp-round-trip", load: async () => (await import("./mcp-round-trip.js")).mcpRoundTrip },
   { id: "restart-answer", load: async () => (await import("./restart-answer.js")).restartAnswer },
   { id: "tool-guards", load: async () => (await import("./tool-guards.js")).toolGuards },
 ];

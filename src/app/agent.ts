@@ -69,8 +69,10 @@ export function buildAgent(
     // No single result over 30 % of the window (≈ 4 characters a token), and never over 64k chars.
     maxResultChars: Math.min(64_000, maxResultCharsFor(primaryWindow)),
     outputDir: path.join(deps.workspaceDir, ".agent-output"),
+    warn: (message) => deps.logger.warn(message),
   });
   for (const tool of fileTools()) tools.register(tool);
+  for (const source of deps.toolSources ?? []) tools.addSource(source);
   // The compaction flush's memory_write, under the same policy (no MEMORY.md from a group).
   const memoryOnly = new ToolRegistry({ timeoutMs: agent.toolTimeoutMs, policy });
   if (deps.memory) memoryOnly.register(deps.memory.writeTool);
@@ -84,9 +86,11 @@ export function buildAgent(
       policy,
       maxResultChars: Math.min(64_000, maxResultCharsFor(primaryWindow)),
       outputDir: path.join(deps.workspaceDir, ".agent-output"),
+      warn: (message) => deps.logger.warn(message),
     });
     const shared = tools.list().filter((t) => !NOT_IN_RUNS.has(t.name));
     for (const tool of [...shared, ...runTools]) runRegistry.register(tool);
+    for (const source of deps.toolSources ?? []) runRegistry.addSource(source);
     deps.assignments.useRegistry(runRegistry);
   }
   const compactor = new Compactor({

@@ -9,6 +9,7 @@ import { assignmentsModule } from "./assignments/module.js";
 import { cronModule } from "./cron/module.js";
 import { execModule } from "./exec/module.js";
 import { heartbeatModule } from "./heartbeat/module.js";
+import { mcpModule } from "./mcp/module.js";
 import { memoryModule } from "./memory/module.js";
 import type { CapabilityModule } from "./types.js";
 
@@ -19,4 +20,5 @@ export const capabilityModules: readonly CapabilityModule[] = [
   cronModule,
   heartbeatModule,
   execModule,
+  mcpModule,
 ];

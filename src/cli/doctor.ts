@@ -8,6 +8,8 @@
  * only looks: it creates no folder and no database, and upgrades nothing.
  */
 import { ConfigError } from "../util/config-error.js";
+import { systemClock } from "../util/clock.js";
+import { silentLogger } from "../util/logger.js";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 
@@ -41,6 +43,9 @@ interface Check {
 
 /** How long each network probe of a provider or Telegram may take. */
 const PROBE_TIMEOUT_MS = 5_000;
+
+/** How long each MCP server may take to start and list its tools. */
+const MCP_PROBE_TIMEOUT_MS = 15_000;
 
 /** How long the running gateway (on this machine, as a rule) may take to answer. */
 const GATEWAY_PROBE_TIMEOUT_MS = 2_000;
@@ -82,6 +87,7 @@ export async function runDoctor(options: CliOptions): Promise<number> {
     // The same discovery as status and chat; the configuration is already loaded, so it cannot throw.
     const found = findGateway(options);
     for (const check of await checkChannels(config, options, found)) checks.push(check);
+    checks.push(...(await checkMcp(config, loaded.file, workspace, env)));
     checks.push(...(await checkGateway(config, found)));
   }
 
@@ -270,6 +276,43 @@ async function checkChannels(config: Config, options: CliOptions, found: FoundGa
     }
   }
   return checks;
+}
+
+/** Each MCP server started once (at most MCP_PROBE_TIMEOUT_MS), ok with its tool count or failed with why. */
+async function checkMcp(
+  config: Config,
+  file: string | undefined,
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Check[]> {
+  if (Object.keys(config.mcp.servers).length === 0) return [];
+  const [{ mcpToolSources }, { probeMcpServers }] = await Promise.all([
+    import("../capabilities/mcp/mcp-servers.js"),
+    import("../capabilities/mcp/probe.js"),
+  ]);
+  let sources: ReturnType<typeof mcpToolSources>;
+  try {
+    sources = mcpToolSources({
+      config,
+      env,
+      workspaceDir: existsSync(workspace) ? workspace : process.cwd(),
+      clock: systemClock,
+      logger: silentLogger(),
+      restart: false,
+      file,
+    });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.issues.map((detail) => ({ verdict: "fail" as const, what: "mcp", detail }));
+  }
+  return (await probeMcpServers(sources, MCP_PROBE_TIMEOUT_MS)).map((r) => ({
+    verdict: r.state === "running" ? ("ok" as const) : ("fail" as const),
+    what: `mcp ${r.name}`,
+    detail:
+      r.state === "running"
+        ? `${r.tools.length} tool${r.tools.length === 1 ? "" : "s"}${r.dropped.length > 0 ? ` (${r.dropped.length} dropped: ${r.dropped.map((d) => d.name).join(", ")})` : ""}`
+        : `failed: ${r.reason ?? r.state}`,
+  }));
 }
 
 /**

@@ -20,6 +20,7 @@ import { execSettings } from "./tools-schema.js";
 import { assignmentsSettings } from "../capabilities/assignments/settings.js";
 import { cronSettings } from "../capabilities/cron/settings.js";
 import { heartbeatSettings } from "../capabilities/heartbeat/settings.js";
+import { mcpSettings } from "../capabilities/mcp/settings.js";
 
 const port = z.number().int().min(0).max(65_535);
 
@@ -212,6 +213,8 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       /** The `exec` tool (config/tools-schema.ts); off by default. */
       exec: execSettings,
     }),
+    /** MCP servers whose tools the agent is offered (capabilities/mcp/settings.ts). */
+    mcp: mcpSettings,
     outbox: section({
       /** Replies older than this are expired instead of being sent late. */
       maxAgeMs: positiveMs.default(3_600_000),

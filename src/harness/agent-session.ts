@@ -151,6 +151,8 @@ export class AgentSession {
     const chat = spec.chat ?? { privateChat: false, channel: "unknown", chatKind: "direct" as const };
     const model = o.router.currentRef?.(sessionKey, spec.modelOverride) ?? "unknown";
     const query = lastAsk(tail);
+    // Tool sources this chat may use get ready first (an MCP server starts on first use).
+    await tools.prepare({ replyTarget: spec.replyTarget, asker: spec.asker }, spec.lane.signal);
     const prompt = await o.prompt.build(
       { ...chat, model, query },
       tools.specs({ replyTarget: spec.replyTarget, asker: spec.asker }),

@@ -9,7 +9,10 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { redactSecrets } from "../../util/redact.js";
 import type { ToolSpec } from "../providers/types.js";
-import { type JsonSchema, argumentProblems, describeParameters, toolJsonSchema } from "./tool-schema.js";
+import { argumentProblems } from "./tool-schema.js";
+import { type ToolEntry, toolEntry } from "./tool-entry.js";
+import type { ToolSource } from "./tool-source.js";
+import { SourceTools } from "./source-tools.js";
 import type { Tool, ToolContext, ToolOutput } from "./types.js";
 import type { PolicyContext, ToolPolicy } from "./tool-policy.js";
 import { chatOutputsDir } from "./private-paths.js";
@@ -49,6 +52,11 @@ export interface ToolRegistryOptions {
    * call to any other with code `denied`. Default none: every tool, everywhere.
    */
   policy?: ToolPolicy;
+  /**
+   * Told, once per tool, why a tool source's tool is not offered (its name is taken, its schema
+   * is unusable). Default: nothing.
+   */
+  warn?: (message: string) => void;
 }
 
 /** Per-call limits for `execute`. */
@@ -71,15 +79,7 @@ export function maxResultCharsFor(contextWindowTokens: number, share = 0.3): num
   return Math.max(MIN_RESULT_CHARS, Math.floor(contextWindowTokens * share * 4));
 }
 
-/** A registered tool with what was derived from its schema once, at registration. */
-interface Entry {
-  tool: Tool;
-  /** What providers are sent; the same frozen object on every call. */
-  spec: ToolSpec;
-  schema: JsonSchema;
-  /** `path (string, required), …`, for invalid-argument errors. */
-  expected: string;
-}
+type Entry = ToolEntry;
 
 /** Holds the tools of a run and executes calls to them through one boundary. */
 export class ToolRegistry {
@@ -88,6 +88,7 @@ export class ToolRegistry {
   readonly #timeoutMs: number;
   readonly #outputDir: string | undefined;
   readonly #policy: ToolPolicy | undefined;
+  readonly #sources: SourceTools;
   /** Numbers the saved outputs of this registry, so names never repeat within a process. */
   #saved = 0;
 
@@ -109,6 +110,7 @@ export class ToolRegistry {
     }
     this.#outputDir = options.outputDir;
     this.#policy = options.policy;
+    this.#sources = new SourceTools(options.warn ?? (() => {}));
   }
 
   /**
@@ -117,28 +119,48 @@ export class ToolRegistry {
    */
   register(tool: Tool): this {
     if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
-    const schema = toolJsonSchema(tool);
-    const spec: ToolSpec = Object.freeze({
-      name: tool.name,
-      description: tool.description,
-      parameters: schema,
-    });
-    this.#tools.set(tool.name, { tool, spec, schema, expected: describeParameters(schema) });
+    this.#tools.set(tool.name, toolEntry(tool));
     return this;
   }
 
-  /** The registered tools, in registration order. */
+  /**
+   * Adds a source of tools that come and go at run time (an MCP server's). Its current tools are
+   * offered and run like registered ones, after them, under the same policy; one whose name is
+   * a registered tool's is skipped with a warning. Throws when a source of that name was added.
+   */
+  addSource(source: ToolSource): this {
+    this.#sources.add(source);
+    return this;
+  }
+
+  /**
+   * Gets the tool sources a turn in this context may use ready (starts an MCP server on first
+   * use): a source is prepared when the policy allows its groups here. Bounded by each source;
+   * resolves early when `signal` aborts; never rejects.
+   */
+  async prepare(ctx: Pick<ToolContext, "replyTarget" | "asker">, signal: AbortSignal): Promise<void> {
+    const policy = this.#policy;
+    const pc = policyContext(ctx);
+    const due = this.#sources.sources.filter(
+      (s) => s.prepare && (!policy || policy.decide(s.name, s.groups ?? [], pc).allowed),
+    );
+    if (due.length === 0) return;
+    await Promise.all(due.map((s) => s.prepare?.(signal).catch(() => {})));
+  }
+
+  /** The registered tools, in registration order (not the sources' tools). */
   list(): Tool[] {
     return [...this.#tools.values()].map((entry) => entry.tool);
   }
 
   /**
-   * What the model is told about each tool, in registration order. The specs are built at
-   * registration and frozen: every call returns the same objects, so the tools part of a
-   * request is byte-identical from one call to the next (provider prompt caches depend on it).
+   * What the model is told about each tool, in registration order, then the sources' tools. The
+   * specs are built once per tool and frozen: every call returns the same objects, so the tools
+   * part of a request is byte-identical from one call to the next (provider prompt caches
+   * depend on it) while a source's set is unchanged.
    */
   specs(ctx?: Pick<ToolContext, "replyTarget" | "asker">): ToolSpec[] {
-    const entries = [...this.#tools.values()];
+    const entries = this.#entries();
     const policy = this.#policy;
     if (!policy || !ctx) return entries.map((entry) => entry.spec);
     const pc = policyContext(ctx);
@@ -150,7 +172,7 @@ export class ToolRegistry {
     ctx: Pick<ToolContext, "replyTarget" | "asker">,
   ): Array<{ tool: Tool; allowed: boolean; reason?: string }> {
     const pc = policyContext(ctx);
-    return this.list().map((tool) => ({
+    return this.#entries().map(({ tool }) => ({
       tool,
       ...(this.#policy?.decide(tool.name, tool.groups, pc) ?? { allowed: true }),
     }));
@@ -211,9 +233,12 @@ export class ToolRegistry {
   }
 
   async #execute(name: string, argumentsJson: string, ctx: ToolContext): Promise<ToolResult> {
-    const entry = this.#tools.get(name);
+    const entry = this.#tools.get(name) ?? this.#sourceEntries().find((e) => e.tool.name === name);
     if (!entry) {
-      const valid = [...this.#tools.keys()].join(", ") || "(none)";
+      const valid =
+        this.#entries()
+          .map((e) => e.tool.name)
+          .join(", ") || "(none)";
       return failure("unknown_tool", `there is no tool named "${name}". Valid tools: ${valid}.`);
     }
     const parsed = parseArguments(argumentsJson);
@@ -233,6 +258,16 @@ export class ToolRegistry {
       );
     if (ctx.signal.aborted) return failure("aborted", `${name} was not run: the run was aborted.`);
     return this.#runWithLimits(entry.tool, checked.data, ctx);
+  }
+
+  /** Registered tools, then the sources' current ones. */
+  #entries(): Entry[] {
+    const own = [...this.#tools.values()];
+    return this.#sources.sources.length === 0 ? own : [...own, ...this.#sourceEntries()];
+  }
+
+  #sourceEntries(): Entry[] {
+    return this.#sources.entries((name) => this.#tools.has(name));
   }
 
   async #runWithLimits(tool: Tool, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {

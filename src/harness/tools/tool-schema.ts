@@ -20,6 +20,7 @@ export type JsonSchema = z.core.JSONSchema.JSONSchema;
  * JSON Schema cannot express (a date, a function, a custom check without an input type).
  */
 export function toolJsonSchema(tool: Tool): JsonSchema {
+  if (tool.jsonSchema !== undefined) return givenJsonSchema(tool);
   const parameters: unknown = tool.parameters;
   if (!(parameters instanceof z.ZodObject)) {
     throw new TypeError(
@@ -36,6 +37,18 @@ export function toolJsonSchema(tool: Tool): JsonSchema {
     );
   }
   const { $schema: _dialect, ...rest } = schema;
+  return deepFreeze(rest);
+}
+
+/**
+ * A tool's own JSON Schema (Tool.jsonSchema), copied without `$schema` and deep-frozen. Throws a
+ * TypeError naming the tool when it is not an object schema.
+ */
+function givenJsonSchema(tool: Tool): JsonSchema {
+  const given: unknown = tool.jsonSchema;
+  if (!isSchema(given) || given.type !== "object")
+    throw new TypeError(`tool "${tool.name}": its JSON Schema must be an object schema (type: "object")`);
+  const { $schema: _dialect, ...rest } = structuredClone(given);
   return deepFreeze(rest);
 }
 

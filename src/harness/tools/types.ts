@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import type { ToolGroup } from "./tool-groups.js";
+import type { JsonSchema } from "./tool-schema.js";
 
 /** What a tool sees of the run that called it. */
 export interface ToolContext {
@@ -64,6 +65,13 @@ export interface Tool<P extends ToolParameters = ToolParameters> {
   name: string;
   description: string;
   parameters: P;
+  /**
+   * The JSON Schema sent to the model instead of `parameters`' own, for a tool whose schema
+   * comes from elsewhere (an MCP server's): `parameters` is then `z.looseObject({})`, which only
+   * checks that the arguments are an object, and the tool's own end validates the rest.
+   * Must be an object schema (`type: "object"`). Default: `z.toJSONSchema(parameters)`.
+   */
+  jsonSchema?: JsonSchema;
   /**
    * The groups the tool belongs to (tool-groups.ts), which `tools.*` policy rules name as
    * `group:<name>`; a built-in tool's must equal its TOOL_CATALOG entry.
