@@ -11,6 +11,7 @@ import type { Tool } from "../types.js";
 import type { CommandRunner } from "./command-runner.js";
 import { DEFAULT_EXEC_TIMEOUT_MS } from "./run-command.js";
 import { ExecError } from "./exec-error.js";
+import type { SandboxDecision } from "./sandbox-choice.js";
 import type { CommandResult } from "./types.js";
 
 /** What the `exec` tool runs commands with; the composition root fills it from the config. */
@@ -25,6 +26,15 @@ export interface ExecToolOptions {
   timeoutMs?: number;
   /** Characters of a command's output kept (head and tail). Default runCommand's (16_000). */
   maxOutputChars?: number;
+  /**
+   * Which sandbox applies (chooseSandbox, decided once by the caller and cached). "unavailable"
+   * refuses every command with its reason. Default: unsandboxed.
+   */
+  sandbox?: () => Promise<SandboxDecision>;
+  /** Network inside the bwrap sandbox (config `tools.exec.network`). Default false. */
+  network?: boolean;
+  /** Folders hidden inside the bwrap sandbox (the real home, the gateway's home). Default none. */
+  hide?: readonly string[];
 }
 
 const execParameters = z.strictObject({
@@ -61,6 +71,8 @@ export function execTool(options: ExecToolOptions): Tool<typeof execParameters> 
         // The reason names the rule and the safer alternative in one paragraph.
         return { content: verdict.reason, isError: true };
       }
+      const sandbox = await options.sandbox?.();
+      if (sandbox?.type === "unavailable") throw new ToolError("failed", `not run: ${sandbox.why}`);
       let result: CommandResult;
       try {
         result = await options.runner.run({
@@ -72,6 +84,15 @@ export function execTool(options: ExecToolOptions): Tool<typeof execParameters> 
           signal: ctx.signal,
           ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
           ...(options.maxOutputChars !== undefined ? { maxOutputChars: options.maxOutputChars } : {}),
+          ...(sandbox?.type === "bwrap"
+            ? {
+                sandbox: {
+                  bwrapPath: sandbox.bwrapPath,
+                  network: options.network ?? false,
+                  hide: options.hide ?? [],
+                },
+              }
+            : {}),
         });
       } catch (err) {
         throw toToolError(err);
