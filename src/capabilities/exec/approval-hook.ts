@@ -3,9 +3,13 @@
  * `/approve <id>` or `/deny <id>` is decided before the model is called. An approved command
  * (the exact one filed, from the same sender, in the same session, before it expired) runs once
  * right there, inside the turn (so /stop and shutdown stop it like any command); the model then
- * reads what happened, output included, appended to that message. Nothing else runs a request.
+ * reads what happened, output included, appended to that message. In an assignment's run resumed
+ * with its owner's answer to an exec approval (the answer is that exec call's result), the answer
+ * decides the same way: a yes runs the command once and its result is added to the call's. Nothing
+ * else runs a request.
  */
 import type { TurnContext, TurnHooks } from "../../harness/hooks.js";
+import type { ChatMessage } from "../../harness/providers/types.js";
 import {
   type ApprovalRequest,
   type ExecApprovals,
@@ -28,6 +32,7 @@ export interface ApprovalHookOptions {
 export function approvalHooks(o: ApprovalHookOptions): TurnHooks {
   return {
     async transformContext(context, turn) {
+      context = await ownerAnswers(o, context, turn.sessionKey, turn.signal);
       const notes: string[] = [];
       for (const m of await o.messagesOf(turn.runId)) {
         const reply = parseApprovalReply(m.text);
@@ -50,19 +55,57 @@ export function approvalHooks(o: ApprovalHookOptions): TurnHooks {
               `${tag} The person denied it: \`${decision.request.command}\` did not run. Do not run it.`,
             );
             break;
-          case "approved": {
-            const output = await runSafely(o, decision.request, turn.signal);
-            const block = untrustedBlock("exec", output.content).text;
-            notes.push(
-              `${tag} The person approved it, and \`${decision.request.command}\` ran once. Its result:\n${block}`,
-            );
+          case "approved":
+            notes.push(`${tag} The person approved it, ${await ranOnce(o, decision.request, turn.signal)}`);
             break;
-          }
         }
       }
       return notes.length === 0 ? context : appendToLastUser(context, notes.join("\n\n"));
     },
   };
+}
+
+/** The prefix Assignments gives an owner's answer when it becomes the paused call's result. */
+const OWNER_ANSWERED = "The owner answered: ";
+/** The start of the result of a question that expired unanswered. */
+const NO_ANSWER = "(No answer from the owner";
+
+/** Exec calls whose result is the owner's answer to an approval: decided, the outcome added. */
+async function ownerAnswers(
+  o: ApprovalHookOptions,
+  context: TurnContext,
+  sessionKey: string,
+  signal: AbortSignal,
+): Promise<TurnContext> {
+  let messages: ChatMessage[] | undefined;
+  for (const [i, m] of context.messages.entries()) {
+    if (m.role !== "tool" || m.name !== "exec") continue;
+    const answered = m.content.startsWith(OWNER_ANSWERED);
+    if (!answered && !m.content.startsWith(NO_ANSWER)) continue;
+    const answer = answered ? m.content.slice(OWNER_ANSWERED.length) : "";
+    const decision = o.approvals.decideAnswer(sessionKey, m.toolCallId, answer);
+    if (!decision || decision.type === "unknown") continue;
+    const { request } = decision;
+    const tag = `[exec approval ${request.id}]`;
+    const note =
+      decision.type === "approved"
+        ? `${tag} The owner approved it, ${await ranOnce(o, request, signal)}`
+        : `${tag} The owner did not approve it${decision.type === "expired" ? " in time" : ""}: \`${request.command}\` did not run. Do not run it.`;
+    messages ??= [...context.messages];
+    messages[i] = { ...m, content: `${m.content}\n\n${note}` };
+  }
+  return messages ? { ...context, messages } : context;
+}
+
+/** Runs an approved request; says so, with its result in an untrusted block. */
+async function ranOnce(
+  o: ApprovalHookOptions,
+  request: ApprovalRequest,
+  signal: AbortSignal,
+): Promise<string> {
+  const output = await runSafely(o, request, signal);
+  const block = untrustedBlock("exec", output.content).text;
+  return `and \`${request.command}\` ran once. Its result:\n${block}`;
 }
 
 /** A refusal (sandbox unavailable, cwd gone) reads as the tool's error would. */

@@ -3,21 +3,30 @@
  * command in a chat, the exec tool files it here and the model relays the id; the person answers
  * `/approve <id>` or `/deny <id>` in the same chat, and the exec capability's turn hook decides
  * it: the exact command filed runs once, in that session, if the same sender approves it before
- * it expires. Kept in memory: a restart forgets every pending request (nothing runs unasked).
+ * it expires. In an assignment's run the request goes to the owner instead (the call pauses the
+ * run like request_approval) and is decided by their answer when the run resumes. Kept in
+ * memory: a restart forgets every pending request (nothing runs unasked).
  */
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../../util/clock.js";
 
-/** Default `ttlMs`: how long a request can be approved. */
+/** Default `ttlMs`: how long a request can be approved in chat. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60_000;
+/** How long an owner's request can be approved: past the assignment question's own expiry. */
+export const OWNER_APPROVAL_TTL_MS = 7 * 24 * 3_600_000;
+
+/** An owner's answer that approves: it starts with yes, ok, approve(d), sure, go ahead or do it. */
+const YES = /^\s*(?:yes|y|ok|okay|approved?|sure|go ahead|do it)\b/i;
 
 /** One flagged command waiting for its person. */
 export interface ApprovalRequest {
   /** `ap-` and 8 hex digits: short enough to type. */
   id: string;
   sessionKey: string;
-  /** The only sender whose `/approve` counts. */
-  senderId: string;
+  /** The only sender whose `/approve` counts; null: an assignment's owner, through its answer. */
+  senderId: string | null;
+  /** The tool call that filed it, for an owner's request (their answer becomes its result). */
+  toolCallId?: string;
   command: string;
   /** Absolute folder it runs in. */
   cwd: string;
@@ -80,7 +89,7 @@ export class ExecApprovals {
     const request = {
       ...r,
       id: `ap-${randomBytes(4).toString("hex")}`,
-      expiresAt: this.#clock.now() + this.#ttlMs,
+      expiresAt: this.#clock.now() + (r.senderId === null ? OWNER_APPROVAL_TTL_MS : this.#ttlMs),
     };
     this.#pending.set(request.id, request);
     return request;
@@ -99,6 +108,22 @@ export class ExecApprovals {
     this.#pending.delete(reply.id);
     if (this.#clock.now() > request.expiresAt) return { type: "expired", request };
     return reply.verb === "approve" ? { type: "approved", request } : { type: "denied", request };
+  }
+
+  /**
+   * Decides an owner's request by their answer to it (the text after "The owner answered: "):
+   * approved when it starts with yes/ok/approve/sure/go ahead/do it, denied otherwise, removed
+   * either way. Undefined when tool call `toolCallId` of `sessionKey` filed no open request.
+   */
+  decideAnswer(sessionKey: string, toolCallId: string, answer: string): ApprovalDecision | undefined {
+    this.#dropExpired();
+    const found = [...this.#pending.values()].find(
+      (r) => r.senderId === null && r.sessionKey === sessionKey && r.toolCallId === toolCallId,
+    );
+    if (!found) return undefined;
+    this.#pending.delete(found.id);
+    if (this.#clock.now() > found.expiresAt) return { type: "expired", request: found };
+    return YES.test(answer) ? { type: "approved", request: found } : { type: "denied", request: found };
   }
 
   /** Requests still open (not decided, not expired). */

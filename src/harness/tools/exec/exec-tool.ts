@@ -130,8 +130,9 @@ export async function execCommand(
 }
 
 /**
- * A command the guard flagged: refused with the guard's reason, or, with approval by asking and
- * a person to ask (a chat turn has a sender), filed for their `/approve` and not run now.
+ * A command the guard flagged: refused with the guard's reason, or, with approval by asking,
+ * filed and not run now: in an assignment's run as a question to its owner (the run pauses), in
+ * a chat turn (it has a sender) for that sender's `/approve`.
  */
 function flagged(
   options: ExecToolOptions,
@@ -144,6 +145,21 @@ function flagged(
   const senderId = ctx.asker?.senderId;
   // The reason names the rule and the safer alternative in one paragraph.
   if (approvals === undefined) return { content: verdict.reason, isError: true };
+  if (ctx.trigger === "assignment" && ctx.toolCallId !== undefined) {
+    // The owner is asked like request_approval asks: the run pauses, their answer decides.
+    approvals.request({
+      sessionKey: ctx.sessionKey,
+      senderId: null,
+      toolCallId: ctx.toolCallId,
+      command,
+      cwd,
+      rule: verdict.rule,
+    });
+    return {
+      content: `Approval needed: run \`${command}\`? The command guard flagged it (${verdict.rule}).\nReply yes to run it once as it is, or no.`,
+      requiresHuman: true,
+    };
+  }
   if (senderId === undefined)
     return {
       content: `${verdict.reason}

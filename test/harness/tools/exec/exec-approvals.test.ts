@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_APPROVAL_TTL_MS,
   ExecApprovals,
+  OWNER_APPROVAL_TTL_MS,
   parseApprovalReply,
 } from "../../../../src/harness/tools/exec/exec-approvals.js";
 import { ManualClock } from "../../../../src/util/clock.js";
@@ -89,5 +90,47 @@ describe("ExecApprovals", () => {
     expect(() => new ExecApprovals({ clock: new ManualClock(), ttlMs: 0 })).toThrow(
       "ExecApprovalsOptions.ttlMs must be a positive integer, got 0",
     );
+  });
+});
+
+describe("ExecApprovals, an assignment owner's request", () => {
+  const owners = { ...filed, senderId: null, toolCallId: "call_1" };
+
+  it("is decided by the owner's answer to that call: yes-like approves, anything else denies, once", () => {
+    const approvals = new ExecApprovals({ clock: new ManualClock() });
+    for (const [answer, type] of [
+      ["yes", "approved"],
+      ["OK, do it", "approved"],
+      ["Go ahead.", "approved"],
+      ["no", "denied"],
+      ["yesterday's folder instead", "denied"],
+      ["", "denied"],
+    ] as const) {
+      const r = approvals.request(owners);
+      expect(approvals.decideAnswer("s1", "call_1", answer), answer).toEqual({ type, request: r });
+      expect(approvals.decideAnswer("s1", "call_1", answer)).toBeUndefined();
+    }
+  });
+
+  it("is not found from another session or call, and no chat sender can /approve it", () => {
+    const approvals = new ExecApprovals({ clock: new ManualClock() });
+    const r = approvals.request(owners);
+    expect(approvals.decideAnswer("s2", "call_1", "yes")).toBeUndefined();
+    expect(approvals.decideAnswer("s1", "call_2", "yes")).toBeUndefined();
+    expect(
+      approvals.decide({ verb: "approve", id: r.id }, { sessionKey: "s1", senderId: "alice" }).type,
+    ).toBe("unknown");
+    expect(approvals.decideAnswer("s1", "call_1", "yes")?.type).toBe("approved");
+  });
+
+  it("stays open for a week (past the question's own expiry), not the chat's 10 minutes", () => {
+    const clock = new ManualClock();
+    const approvals = new ExecApprovals({ clock });
+    approvals.request(owners);
+    clock.advance(OWNER_APPROVAL_TTL_MS);
+    expect(approvals.decideAnswer("s1", "call_1", "yes")?.type).toBe("approved");
+    approvals.request(owners);
+    clock.advance(OWNER_APPROVAL_TTL_MS + 1);
+    expect(approvals.decideAnswer("s1", "call_1", "yes")?.type).toBe("expired");
   });
 });
