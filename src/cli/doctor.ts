@@ -1,6 +1,6 @@
 /**
  * `switchyard doctor`: checks configuration, home folder, database, workspace, every configured
- * provider (saying which one agent.model uses), every configured channel (Telegram tokens are
+ * provider (saying which one agent.model uses), the exec tool's sandbox, every configured channel (Telegram tokens are
  * tried with getMe) and the running gateway (found like `status` finds it, token included), and
  * says what is wrong in plain words. Exit 0 when nothing failed. The configuration checked is the
  * one the gateway runs with, as far as known: --config, else the runtime file's, else the lookup.
@@ -17,6 +17,7 @@ import { chooseProvider, providerKeyEnv, resolveProviders } from "../config/prov
 import type { Config } from "../config/schema.js";
 import { type ChannelModules, channelModules } from "../channels/registry.js";
 import { providerModules } from "../harness/providers/registry.js";
+import { chooseSandbox, describeSandbox } from "../harness/tools/exec/sandbox-choice.js";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { StoreError } from "../store/store-error.js";
@@ -84,6 +85,7 @@ export async function runDoctor(options: CliOptions): Promise<number> {
         : `${workspace} does not exist yet; the gateway creates it from the template on start`,
     );
     for (const check of await checkProviders(config, env)) checks.push(check);
+    checks.push(await checkExec(config, env));
     // The same discovery as status and chat; the configuration is already loaded, so it cannot throw.
     const found = findGateway(options);
     for (const check of await checkChannels(config, options, found)) checks.push(check);
@@ -208,6 +210,23 @@ async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<C
   );
   for (const check of await Promise.all(probes)) checks.push(check);
   return checks;
+}
+
+/**
+ * Whether the exec tool is on and which sandbox its commands run in, and why: bwrap working is
+ * ok, `auto` falling back to none is a warning, `bwrap` that cannot run fails (exec refuses).
+ */
+async function checkExec(config: Config, env: NodeJS.ProcessEnv): Promise<Check> {
+  const exec = config.tools.exec;
+  if (!exec.enabled) return { verdict: "ok", what: "exec", detail: "off (tools.exec.enabled: false)" };
+  const decision = await chooseSandbox(exec.sandbox, { pathEnv: env.PATH ?? "" });
+  const verdict: Verdict =
+    decision.type === "unavailable"
+      ? "fail"
+      : decision.type === "none" && exec.sandbox === "auto"
+        ? "warn"
+        : "ok";
+  return { verdict, what: "exec", detail: `on; ${describeSandbox(decision, exec.network)}` };
 }
 
 /** A warning per auth profile whose key was rejected (cooling for `auth`) or out of quota. */

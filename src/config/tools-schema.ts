@@ -36,16 +36,19 @@ export const execSettings = section({
    * like a key, token, secret, password or the gateway's own (SWITCHYARD_*) are refused.
    */
   env: z.array(passedVariable).default([]),
-  /** Only "none" for now: sandboxing with bubblewrap ("auto", "bwrap") is not supported yet. */
-  sandbox: z
-    .string()
-    .refine((v) => v === "none", { message: 'only "none" is supported yet (bwrap and auto are not built)' })
-    .default("none")
-    .transform((v) => v as "none"),
-  /** What happens to a command the guard flags: only "blocked" for now ("ask" is not supported yet). */
-  approval: z
-    .string()
-    .refine((v) => v === "blocked", { message: 'only "blocked" is supported yet ("ask" is not built)' })
-    .default("blocked")
-    .transform((v) => v as "blocked"),
+  /**
+   * Where commands run: "auto" (default) in a bubblewrap sandbox when `bwrap` is installed and
+   * works, else unsandboxed; "bwrap" only sandboxed (exec refuses when bwrap is missing or
+   * broken); "none" unsandboxed. The sandbox sees the system read-only, the workspace
+   * read-write and its own /tmp (see harness/tools/exec/sandbox.ts).
+   */
+  sandbox: z.enum(["auto", "bwrap", "none"]).default("auto"),
+  /** Network inside the bubblewrap sandbox. Default false: a sandboxed command has no network. */
+  network: z.boolean().default(false),
+  /**
+   * A command the guard flags: "blocked" (default) refuses it with the reason; "ask" asks the
+   * person (in chat: `/approve <id>` or `/deny <id>`; in an assignment: its owner) and runs it
+   * once on a yes.
+   */
+  approval: z.enum(["blocked", "ask"]).default("blocked"),
 });

@@ -42,6 +42,8 @@ export interface ToolOutcome {
    * error, instead of asking the model again.
    */
   endRun?: Error;
+  /** The tool asked a person in this call (ToolOutput.requiresHuman): an assignment pauses on it. */
+  requiresHuman?: boolean;
 }
 
 export interface TurnHooks {

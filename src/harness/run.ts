@@ -319,6 +319,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
               runId: options.runId,
               toolCallId: call.id,
               signal: lane.signal,
+              trigger: turn.trigger,
               ...(options.replyTarget ? { replyTarget: options.replyTarget } : {}),
               ...(options.asker ? { asker: options.asker } : {}),
             });

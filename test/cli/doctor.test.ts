@@ -166,6 +166,32 @@ describe("switchyard doctor", () => {
     expect(r.out).toContain(`ok    console    listens at http://127.0.0.1:${deadPort}/v1/console`);
   });
 
+  it("says whether exec is on and which sandbox its commands run in, and why", async () => {
+    const off = await doctor(`gateway:\n  port: ${deadPort}\n`);
+    expect(off.out).toContain("ok    exec       off (tools.exec.enabled: false)");
+    const on = await doctor(`gateway:\n  port: ${deadPort}\ntools:\n  exec:\n    enabled: true\n`);
+    expect(on.out).toMatch(
+      /ok {4}exec {7}on; sandbox: bwrap \(\/\S+\/bwrap works \(tools\.exec\.sandbox is auto\): system read-only, workspace writable, own \/tmp\), no network\n/,
+    );
+    const none = await doctor(`tools:\n  exec:\n    enabled: true\n    sandbox: none\n    network: true\n`);
+    expect(none.out).toContain(
+      "ok    exec       on; sandbox: none (tools.exec.sandbox is none: commands run unsandboxed)",
+    );
+  });
+
+  it("warns when auto finds no bwrap and fails when bwrap is required but missing", async () => {
+    const noBwrap = { PATH: tempDir() };
+    const auto = await doctor(`tools:\n  exec:\n    enabled: true\n`, noBwrap);
+    expect(auto.out).toContain(
+      "warn  exec       on; sandbox: none (bwrap is not installed (install the bubblewrap package); commands run unsandboxed)",
+    );
+    const strict = await doctor(`tools:\n  exec:\n    enabled: true\n    sandbox: bwrap\n`, noBwrap);
+    expect(strict.code).toBe(1);
+    expect(strict.out).toContain(
+      "FAIL  exec       on; refuses every command: tools.exec.sandbox is bwrap, but bwrap is not installed (install the bubblewrap package)",
+    );
+  });
+
   it("tries every Telegram bot token with getMe: accepted, rejected, unreachable", async () => {
     const calls = telegram.calls.length;
     const r = await doctor(

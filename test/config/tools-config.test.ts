@@ -20,7 +20,14 @@ describe("tools: config", () => {
       deny: [],
       byChannel: {},
       groups: { deny: ["group:exec", "group:fs-write"] },
-      exec: { enabled: false, timeoutMs: 60_000, env: [], sandbox: "none", approval: "blocked" },
+      exec: {
+        enabled: false,
+        timeoutMs: 60_000,
+        env: [],
+        sandbox: "auto",
+        network: false,
+        approval: "blocked",
+      },
     });
   });
 

@@ -1,6 +1,6 @@
 /**
  * `tools.exec` in the configuration: defaults, and the values refused at load with a message
- * naming the key (a secret-looking variable name, a sandbox or approval mode not built yet).
+ * naming the key (a secret-looking variable name, an unknown sandbox or approval mode).
  */
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
@@ -17,12 +17,13 @@ function problem(raw: Record<string, unknown>): string {
 }
 
 describe("tools.exec", () => {
-  it("is off by default, with a 60 s timeout, no extra variables, no sandbox and blocked approval", () => {
+  it("is off by default, with a 60 s timeout, no extra variables, the sandbox when it works, no network and blocked approval", () => {
     expect(parseConfig({}, undefined).tools.exec).toEqual({
       enabled: false,
       timeoutMs: 60_000,
       env: [],
-      sandbox: "none",
+      sandbox: "auto",
+      network: false,
       approval: "blocked",
     });
   });
@@ -50,16 +51,22 @@ describe("tools.exec", () => {
     );
   });
 
-  it("says sandboxing and approval by asking are not supported yet", () => {
-    expect(problem({ tools: { exec: { sandbox: "bwrap" } } })).toContain(
-      'tools.exec.sandbox: found "bwrap", only "none" is supported yet',
-    );
-    expect(problem({ tools: { exec: { approval: "ask" } } })).toContain(
-      'tools.exec.approval: found "ask", only "blocked" is supported yet',
-    );
+  it("takes the sandbox modes, network and approval by asking", () => {
+    const exec = parseConfig(
+      { tools: { exec: { sandbox: "bwrap", network: true, approval: "ask" } } },
+      undefined,
+    ).tools.exec;
+    expect(exec).toMatchObject({ sandbox: "bwrap", network: true, approval: "ask" });
+    expect(parseConfig({ tools: { exec: { sandbox: "none" } } }, undefined).tools.exec.sandbox).toBe("none");
+  });
+
+  it("refuses an unknown sandbox or approval mode, naming the key", () => {
+    expect(problem({ tools: { exec: { sandbox: "docker" } } })).toContain("tools.exec.sandbox");
+    expect(problem({ tools: { exec: { approval: "maybe" } } })).toContain("tools.exec.approval");
+    expect(problem({ tools: { exec: { network: "yes" } } })).toContain("tools.exec.network");
   });
 
   it("refuses an unknown key under tools.exec", () => {
-    expect(problem({ tools: { exec: { network: true } } })).toContain("tools.exec");
+    expect(problem({ tools: { exec: { netwrk: true } } })).toContain("tools.exec");
   });
 });

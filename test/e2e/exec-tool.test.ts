@@ -58,8 +58,16 @@ function toolNames(sim: ModelSimulator, index: number): string[] {
   return (body?.tools ?? []).map((t) => t.name);
 }
 
+/**
+ * Unsandboxed: these tests read the shell's pid from `$$`, which inside bwrap's pid namespace
+ * is not the host's (test/e2e/exec-sandbox.test.ts covers the sandboxed runs).
+ */
 function withExec(sim: ModelSimulator, exec: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return { ...simulatorConfig(sim, "anthropic"), tools: { exec: { enabled: true, ...exec } }, ...extra };
+  return {
+    ...simulatorConfig(sim, "anthropic"),
+    tools: { exec: { enabled: true, sandbox: "none", ...exec } },
+    ...extra,
+  };
 }
 
 describe("exec tool", () => {

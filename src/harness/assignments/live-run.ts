@@ -97,7 +97,10 @@ export interface AssignmentHookOptions {
   runs: LiveRuns;
   clock: Clock;
   maxContinuationPrompts: number;
-  /** Tools declared `requiresHuman`: a successful call pauses the run for the owner's answer. */
+  /**
+   * Tools declared `requiresHuman`: a successful call pauses the run for the owner's answer (as
+   * does any call whose result says `requiresHuman`, e.g. exec asking to run a flagged command).
+   */
   humanTools: ReadonlySet<string>;
   checks: Omit<CheckOptions, "signal">;
 }
@@ -133,7 +136,7 @@ export function assignmentHooks(o: AssignmentHookOptions): TurnHooks {
         live.calls.add(
           createHash("sha1").update(`${call.name}\0${call.argumentsJson}\0${outcome.content}`).digest("hex"),
         );
-      if (!o.humanTools.has(call.name) || outcome.isError) return outcome;
+      if (!(o.humanTools.has(call.name) || outcome.requiresHuman) || outcome.isError) return outcome;
       if (live.end)
         return {
           ...outcome,

@@ -28,6 +28,8 @@ export interface ToolResult {
    * Absent on success and when the tool itself reported `isError`.
    */
   code?: string;
+  /** The tool's ToolOutput.requiresHuman: a question for a person (an assignment pauses on it). */
+  requiresHuman?: boolean;
 }
 
 export interface ToolRegistryOptions {
@@ -294,7 +296,13 @@ export class ToolRegistry {
       const running = new Promise<ToolOutput>((resolve) =>
         resolve(tool.run(args, { ...ctx, signal: controller.signal })),
       )
-        .then((out): ToolResult => ({ content: out.content, isError: out.isError === true }))
+        .then(
+          (out): ToolResult => ({
+            content: out.content,
+            isError: out.isError === true,
+            ...(out.requiresHuman === true ? { requiresHuman: true } : {}),
+          }),
+        )
         .catch((err: unknown): ToolResult => {
           if (timedOut)
             return failure("timeout", `${tool.name} did not finish within ${this.#timeoutMs} ms.`);

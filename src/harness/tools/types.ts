@@ -23,6 +23,8 @@ export interface ToolContext {
   replyTarget?: ReplyTarget;
   /** Who the turn answers and whether the chat is private (a direct chat); absent: unknown. */
   asker?: Asker;
+  /** What started the run (HookTurn.trigger: "user", "heartbeat", "assignment", …); absent: unknown. */
+  trigger?: string;
 }
 
 /** The person a turn answers, as tools see them. */
@@ -47,6 +49,11 @@ export interface ReplyTarget {
 export interface ToolOutput {
   content: string;
   isError?: boolean;
+  /**
+   * This call's result is a question for a person, as every call of a `requiresHuman` tool is:
+   * in an assignment's run it is sent to the owner and the run pauses for the answer.
+   */
+  requiresHuman?: boolean;
 }
 
 /**

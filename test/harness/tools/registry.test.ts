@@ -41,6 +41,17 @@ afterEach(() => {
 });
 
 describe("ToolRegistry", () => {
+  it("passes a result's requiresHuman through (an assignment pauses on it), and only when set", async () => {
+    const asking = tool("asking", async (args) => ({ content: "may I?", requiresHuman: args.flag === true }));
+    const r = registry(asking);
+    expect(await r.execute("asking", '{"path":"x","flag":true}', ctx())).toEqual({
+      content: "may I?",
+      isError: false,
+      requiresHuman: true,
+    });
+    expect(await r.execute("asking", '{"path":"x"}', ctx())).toEqual({ content: "may I?", isError: false });
+  });
+
   it("registers, lists and describes tools; duplicate names throw", () => {
     const r = registry(
       echo,

@@ -14,6 +14,7 @@ import { DEFAULT_MAX_RESULT_CHARS, HeadTailBuffer, MIN_RESULT_CHARS } from "../o
 import { execEnv } from "./exec-env.js";
 import { ExecError } from "./exec-error.js";
 import { endGroup } from "./process-group.js";
+import { SANDBOX_HOME, bwrapArgs } from "./sandbox.js";
 import type { CommandResult, RunCommandOptions } from "./types.js";
 
 /** Default `timeoutMs`. */
@@ -36,7 +37,9 @@ const PIPE_DRAIN_MS = 500;
  *
  * Throws ExecError before starting anything when the cwd is outside the workspace or missing,
  * when a `passEnv` name is invalid or secret-looking, or when `/bin/sh` cannot be spawned; a
- * RangeError naming the option when a number is out of range. An already aborted `signal`
+ * RangeError naming the option when a number is out of range. With `sandbox`, the shell runs
+ * inside bwrap (sandbox.ts), HOME is SANDBOX_HOME, and the group killed is bwrap's (it holds
+ * the sandboxed processes too). An already aborted `signal`
  * resolves with `aborted` without spawning.
  */
 export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
@@ -51,11 +54,24 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   const workspace = await realFolder(options.workspaceDir, options.workspaceDir);
   const cwd = await resolveCwd(workspace, options.cwd);
   const env = execEnv(options.env ?? process.env, options.passEnv ?? [], workspace);
-  const { signal } = options;
+  const { signal, sandbox } = options;
+  let program = "/bin/sh";
+  let args = ["-c", options.command];
+  if (sandbox !== undefined) {
+    program = sandbox.bwrapPath;
+    args = bwrapArgs({
+      command: options.command,
+      workspaceDir: workspace,
+      cwd,
+      network: sandbox.network ?? false,
+      hide: await existingFolders(sandbox.hide ?? []),
+    });
+    env.HOME = SANDBOX_HOME;
+  }
   if (signal?.aborted) return notStarted();
 
   const started = clock.now();
-  const child = spawn("/bin/sh", ["-c", options.command], {
+  const child = spawn(program, args, {
     cwd,
     env,
     detached: true,
@@ -91,7 +107,9 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     const outcome = await exited;
     exitedYet = true;
     if (outcome instanceof Error) {
-      throw new ExecError("spawn_failed", `could not start /bin/sh: ${outcome.message}`, { cause: outcome });
+      throw new ExecError("spawn_failed", `could not start ${program}: ${outcome.message}`, {
+        cause: outcome,
+      });
     }
     // The shell is gone; a background child still in its group would outlive the command.
     await endAll();
@@ -135,6 +153,20 @@ async function resolveCwd(workspace: string, cwd: string | undefined): Promise<s
     });
   }
   return real;
+}
+
+/** The real paths of those of `folders` that exist and are folders. */
+async function existingFolders(folders: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const folder of folders) {
+    try {
+      const real = await realpath(folder);
+      if ((await stat(real)).isDirectory()) found.push(real);
+    } catch {
+      // gone or unreadable: nothing to hide
+    }
+  }
+  return found;
 }
 
 /** `folder` with symlinks resolved; ExecError "cwd_not_found" naming `shown` when it is no folder. */

@@ -44,6 +44,21 @@ export interface RunCommandOptions {
   killGraceMs?: number;
   /** Time source for the timeout, the grace and `durationMs`. Default systemClock. */
   clock?: Clock;
+  /**
+   * Run inside a bubblewrap sandbox (sandbox.ts): the system read-only, the workspace writable,
+   * a private /tmp holding HOME, no network unless `network`. Default: unsandboxed.
+   */
+  sandbox?: CommandSandbox;
+}
+
+/** The bubblewrap sandbox around one command. */
+export interface CommandSandbox {
+  /** The bwrap binary (chooseSandbox found and probed it). */
+  bwrapPath: string;
+  /** Share the host's network. Default false. */
+  network?: boolean;
+  /** Folders covered by empty ones inside (the real home, the gateway's home); missing ones are skipped. */
+  hide?: readonly string[];
 }
 
 /** How one command ended. */
