@@ -6,6 +6,7 @@
  */
 import { execModule } from "./exec/module.js";
 import type { CapabilityModule } from "./types.js";
+import { webModule } from "./web/module.js";
 
 /** The capability modules, in build order. */
-export const capabilityModules: readonly CapabilityModule[] = [execModule];
+export const capabilityModules: readonly CapabilityModule[] = [execModule, webModule];

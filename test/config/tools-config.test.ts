@@ -21,6 +21,7 @@ describe("tools: config", () => {
       byChannel: {},
       groups: { deny: ["group:exec", "group:fs-write"] },
       exec: { enabled: false, timeoutMs: 60_000, env: [], sandbox: "none", approval: "blocked" },
+      web: { fetch: true, allowHosts: [], timeoutMs: 15_000, maxChars: 20_000 },
     });
   });
 
