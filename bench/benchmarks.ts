@@ -33,4 +33,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "cron-idle", load: async () => (await import("./cron-idle.js")).cronIdle },
   { id: "npm-start", load: async () => (await import("./npm-start.js")).npmStart },
   { id: "restart-answer", load: async () => (await import("./restart-answer.js")).restartAnswer },
+  { id: "web-fetch", load: async () => (await import("./web-fetch.js")).webFetchBench },
 ];
