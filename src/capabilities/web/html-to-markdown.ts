@@ -38,6 +38,12 @@ export interface HtmlToMarkdownOptions {
  */
 const PARSED_TEXT_PER_CHAR = 2;
 const MIN_PARSED_TEXT = 20_000;
+/**
+ * Tags kept for parsing. Readability's cost grows faster than the element count (it queries the
+ * tree again per candidate): 5,000 empty nested elements took it about a second, where a 1 MB
+ * article page keeps about 2,000 tags after the string pass.
+ */
+const MAX_PARSED_TAGS = 5_000;
 /** Text kept for turndown, as a multiple of `maxChars`: Markdown is never shorter than its text by much. */
 const TEXT_MARGIN = 1.2;
 /**
@@ -55,7 +61,22 @@ interface Libraries {
     doc: DomDocument,
     options: { serializer: (node: DomNode) => DomNode; charThreshold: number },
   ) => { parse(): { title?: string | null; content?: DomNode | null; textContent?: string | null } | null };
+  isProbablyReaderable(doc: DomDocument): boolean;
   turndown: TurndownService;
+}
+
+type Article = ReturnType<InstanceType<Libraries["Readability"]>["parse"]>;
+
+/** Readability's main text of `doc`; undefined when it finds none or fails on the page. */
+function readArticle(libs: Libraries, doc: DomDocument): NonNullable<Article> | undefined {
+  try {
+    return (
+      new libs.Readability(doc, { serializer: (node) => node, charThreshold: MIN_ARTICLE_CHARS }).parse() ??
+      undefined
+    );
+  } catch {
+    return undefined; // a page that breaks Readability still has a body
+  }
 }
 
 let libraries: Promise<Libraries> | undefined;
@@ -63,7 +84,7 @@ let libraries: Promise<Libraries> | undefined;
 /** Loads linkedom, Readability and turndown once, on first use. */
 function load(): Promise<Libraries> {
   libraries ??= (async () => {
-    const [{ parseHTML }, { Readability }, { default: Turndown }] = await Promise.all([
+    const [{ parseHTML }, { Readability, isProbablyReaderable }, { default: Turndown }] = await Promise.all([
       import("linkedom"),
       import("@mozilla/readability"),
       import("turndown"),
@@ -71,6 +92,7 @@ function load(): Promise<Libraries> {
     return {
       parseHTML: parseHTML as unknown as Libraries["parseHTML"],
       Readability: Readability as unknown as Libraries["Readability"],
+      isProbablyReaderable: isProbablyReaderable as unknown as Libraries["isProbablyReaderable"],
       turndown: configure(
         new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" }),
       ),
@@ -124,18 +146,18 @@ function absolute(href: string): string | undefined {
 export async function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions): Promise<PageMarkdown> {
   const libs = await load();
   const budget = Math.max(MIN_PARSED_TEXT, options.maxChars * PARSED_TEXT_PER_CHAR);
-  const source = documentShell(cutHtmlByText(stripHtml(html), budget));
+  const source = documentShell(cutHtmlByText(stripHtml(html), budget, MAX_PARSED_TAGS));
   const parsed = libs.parseHTML(source).document;
   const title = (parsed.title ?? "").replace(/\s+/g, " ").trim();
-  const found = new libs.Readability(parsed, {
-    serializer: (node) => node,
-    charThreshold: MIN_ARTICLE_CHARS,
-  }).parse();
+  // A page that is no article by Readability's cheap test (no paragraph of real text) is not
+  // worth its expensive pass: the whole body says as much.
+  const readable = libs.isProbablyReaderable(parsed);
+  const found = readable ? readArticle(libs, parsed) : undefined;
   const article =
     (found?.textContent ?? "").trim().length >= MIN_ARTICLE_CHARS ? (found?.content ?? undefined) : undefined;
-  // Readability changes the document it reads: the fallback parses the page again.
-  const root = article ?? libs.parseHTML(source).document.body;
-  const shownTitle = (found?.title ?? title).replace(/\s+/g, " ").trim();
+  // Readability changes the document it reads: after it, the fallback parses the page again.
+  const root = article ?? (readable ? libs.parseHTML(source).document.body : parsed.body);
+  const shownTitle = (found?.title || title).replace(/\s+/g, " ").trim();
   if (!root) return finish(shownTitle, "", article !== undefined, false, options.maxChars);
   const pruned = prune(root, Math.ceil(options.maxChars * TEXT_MARGIN)) < 0;
   base = options.url;

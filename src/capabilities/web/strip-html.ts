@@ -57,18 +57,24 @@ const TAG = /<[^<>]*>/g;
 
 /**
  * Cuts HTML once about `maxTextChars` characters of text (what lies between tags, entities
- * counted as written) have gone by, right after the last closing tag before that point, so the
- * parser closes what is left open and no tag is split. Returns `html` unchanged when its text
- * is shorter. Linear in the length of the part kept.
+ * counted as written) have gone by, or once `maxTags` tags have, right after the last closing
+ * tag before that point, so the parser closes what is left open and no tag is split. Returns
+ * `html` unchanged when it is shorter. Linear in the length of the part kept.
  */
-export function cutHtmlByText(html: string, maxTextChars: number): string {
+export function cutHtmlByText(
+  html: string,
+  maxTextChars: number,
+  maxTags = Number.POSITIVE_INFINITY,
+): string {
   let text = 0;
+  let tags = 0;
   let at = 0;
   let lastClose = -1;
   TAG.lastIndex = 0;
   for (let tag = TAG.exec(html); tag !== null; tag = TAG.exec(html)) {
     text += tag.index - at;
-    if (text > maxTextChars) return lastClose < 0 ? html.slice(0, tag.index) : html.slice(0, lastClose);
+    if (text > maxTextChars || ++tags > maxTags)
+      return lastClose < 0 ? html.slice(0, tag.index) : html.slice(0, lastClose);
     at = TAG.lastIndex;
     if (tag[0].charCodeAt(1) === 0x2f) lastClose = at;
   }

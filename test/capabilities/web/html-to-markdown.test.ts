@@ -88,6 +88,14 @@ describe("htmlToMarkdown", () => {
     expect(md.markdown).toMatch(/^click +!\[a diagram\]\(https:\/\/example\.org\/d\.png\)$/);
   });
 
+  it("converts 2 MB of empty nested elements in bounded work (no Readability pass, parsing capped)", async () => {
+    // Readability alone took about 30 s of CPU on this page: it would outlive the test's 5 s limit.
+    const html = `<html><body>${"<div><span></span></div>".repeat(80_000)}<p>The end.</p></body></html>`;
+    const md = await htmlToMarkdown(html, { url: "https://example.org/", maxChars: 20_000 });
+    expect(md.article).toBe(false);
+    expect(md.markdown).toBe("");
+  });
+
   it("returns at most maxChars characters and says the text was cut", async () => {
     const md = await htmlToMarkdown(articlePage(200), { url: "https://example.org/", maxChars: 3_000 });
     expect(md.cut).toBe(true);

@@ -54,6 +54,11 @@ describe("cutHtmlByText", () => {
     expect(cutHtmlByText(html, 1_000)).toBe(html);
   });
 
+  it("cuts after maxTags tags too", () => {
+    const html = "<p>a</p><p>b</p><p>c</p>";
+    expect(cutHtmlByText(html, 1_000, 4)).toBe("<p>a</p><p>b</p>");
+  });
+
   it("counts only text between tags, and a stray < as text", () => {
     const html = `<a href="${"x".repeat(500)}">ab</a><p>a < b</p><p>tail</p>`;
     expect(cutHtmlByText(html, 8)).toBe(`<a href="${"x".repeat(500)}">ab</a><p>a < b</p>`);
