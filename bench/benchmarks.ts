@@ -35,4 +35,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "mcp-round-trip", load: async () => (await import("./mcp-round-trip.js")).mcpRoundTrip },
   { id: "restart-answer", load: async () => (await import("./restart-answer.js")).restartAnswer },
   { id: "tool-guards", load: async () => (await import("./tool-guards.js")).toolGuards },
+  { id: "web-fetch", load: async () => (await import("./web-fetch.js")).webFetchBench },
 ];

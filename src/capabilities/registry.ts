@@ -12,6 +12,7 @@ import { heartbeatModule } from "./heartbeat/module.js";
 import { mcpModule } from "./mcp/module.js";
 import { memoryModule } from "./memory/module.js";
 import type { CapabilityModule } from "./types.js";
+import { webModule } from "./web/module.js";
 
 /** The capability modules, in build order. */
 export const capabilityModules: readonly CapabilityModule[] = [
@@ -20,5 +21,6 @@ export const capabilityModules: readonly CapabilityModule[] = [
   cronModule,
   heartbeatModule,
   execModule,
+  webModule,
   mcpModule,
 ];

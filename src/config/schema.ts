@@ -16,6 +16,7 @@ import {
   providersSettings,
   RESERVED_PROVIDER_KEYS,
 } from "./providers-schema.js";
+import { webSettings } from "../capabilities/web/settings.js";
 import { execSettings } from "./tools-schema.js";
 import { assignmentsSettings } from "../capabilities/assignments/settings.js";
 import { cronSettings } from "../capabilities/cron/settings.js";
@@ -212,6 +213,8 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       groups: toolRuleSet.default({ deny: [...(DEFAULT_TOOL_POLICY.groups.deny ?? [])] }),
       /** The `exec` tool (config/tools-schema.ts); off by default. */
       exec: execSettings,
+      /** `web_fetch` and `web_search` (capabilities/web/settings.ts); fetch on by default. */
+      web: webSettings,
     }),
     /** MCP servers whose tools the agent is offered (capabilities/mcp/settings.ts). */
     mcp: mcpSettings,

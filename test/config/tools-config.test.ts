@@ -28,6 +28,7 @@ describe("tools: config", () => {
         network: false,
         approval: "blocked",
       },
+      web: { fetch: true, allowHosts: [], timeoutMs: 15_000, maxChars: 20_000 },
     });
   });
 
