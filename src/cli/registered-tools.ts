@@ -19,20 +19,11 @@ export const RUN_ONLY_TOOLS: ReadonlySet<string> = new Set([
   "end_run",
 ]);
 
-/** The web settings, read loosely: `tools.web` belongs to the web capability's settings. */
-interface LooseWebSettings {
-  fetch?: unknown;
-  searchUrl?: unknown;
-}
-
 /** Optional tools: whether the configuration turns each on, and the setting that does. */
 const OPTIONAL_TOOLS: Readonly<Record<string, { on(config: Config): boolean; setting: string }>> = {
   exec: { on: (c) => c.tools.exec.enabled, setting: "tools.exec.enabled is false" },
-  web_fetch: { on: (c) => webOf(c)?.fetch === true, setting: "tools.web.fetch is off" },
-  web_search: {
-    on: (c) => typeof webOf(c)?.searchUrl === "string",
-    setting: "tools.web.searchUrl is not set",
-  },
+  web_fetch: { on: (c) => c.tools.web.fetch, setting: "tools.web.fetch is off" },
+  web_search: { on: (c) => c.tools.web.searchUrl !== undefined, setting: "tools.web.searchUrl is not set" },
 };
 
 /** A catalog tool and whether a gateway with the configuration registers it for chat turns. */
@@ -54,9 +45,4 @@ export function registeredChatTools(config: Config): RegisteredTool[] {
       return { name, groups, registered: false, reason: `not enabled: ${optional.setting}` };
     return { name, groups, registered: true };
   });
-}
-
-function webOf(config: Config): LooseWebSettings | undefined {
-  const web = (config.tools as { web?: unknown }).web;
-  return typeof web === "object" && web !== null ? (web as LooseWebSettings) : undefined;
 }

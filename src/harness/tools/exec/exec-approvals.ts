@@ -55,9 +55,12 @@ export interface ExecApprovalsOptions {
   ttlMs?: number;
 }
 
-const REPLY = /^\/(approve|deny)(?:@[\w.]+)?\s+(ap-[0-9a-f]{8})\s*$/i;
+const REPLY = /^\/?(approve|deny)(?:@[\w.]+)?\s+(ap-[0-9a-f]{8})\s*$/i;
 
-/** `/approve ap-…` or `/deny ap-…` (the whole message, `@botname` allowed), else undefined. */
+/**
+ * `/approve ap-…` or `/deny ap-…` (the whole message, `@botname` allowed; the slash may be left
+ * out, as in Slack, where a leading `/` starts a slash command of its own), else undefined.
+ */
 export function parseApprovalReply(text: string): ApprovalReply | undefined {
   const match = REPLY.exec(text.trim());
   if (!match?.[1] || !match[2]) return undefined;

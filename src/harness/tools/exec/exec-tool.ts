@@ -177,7 +177,7 @@ function flagged(
   return {
     content:
       `Not run yet: the command guard flagged it (${verdict.rule}) and needs the person's approval. ` +
-      `Tell them what the command does and ask them to reply \`/approve ${request.id}\` to run it once exactly as it is, ` +
+      `Tell them what the command does and ask them to reply \`/approve ${request.id}\` (in Slack: \`approve ${request.id}\`) to run it once exactly as it is, ` +
       `or \`/deny ${request.id}\`; the approval expires in ${approvals.ttlMinutes} min. ` +
       `Do not run it another way meanwhile.\n${verdict.reason}`,
     isError: false,

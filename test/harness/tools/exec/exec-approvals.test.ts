@@ -19,13 +19,18 @@ describe("parseApprovalReply", () => {
     expect(parseApprovalReply("  /DENY@my_bot AP-0123ABCD \n")).toEqual({ verb: "deny", id: "ap-0123abcd" });
   });
 
+  it("reads them without the slash too: Slack takes a leading / as a slash command of its own", () => {
+    expect(parseApprovalReply("approve ap-0123abcd")).toEqual({ verb: "approve", id: "ap-0123abcd" });
+    expect(parseApprovalReply("Deny ap-0123abcd")).toEqual({ verb: "deny", id: "ap-0123abcd" });
+  });
+
   it("ignores anything else: no id, a malformed id, more words, a quote", () => {
     for (const text of [
       "/approve",
       "/approve 123",
       "/approve ap-0123abcd please",
       "ok /approve ap-0123abcd",
-      "approve ap-0123abcd",
+      "approve it: ap-0123abcd",
     ])
       expect(parseApprovalReply(text), text).toBeUndefined();
   });
