@@ -38,11 +38,17 @@ async function tools(argv: string[]): Promise<number> {
   const policy = new ToolPolicy(config.tools);
   // As the gateway sees a chat: a direct chat is private except on the HTTP API.
   const ctx = { channel: v.channel, groupChat: v.group, privateChat: !v.group && v.channel !== "http" };
-  const rows = registeredChatTools(config).map(({ name, groups, registered, reason }) => ({
-    name,
-    groups: [...groups],
-    ...(registered ? policy.decide(name, groups, ctx) : { allowed: false, reason }),
-  }));
+  const rows: Array<{ name: string; groups: string[]; allowed: boolean; reason?: string }> =
+    registeredChatTools(config).map(({ name, groups, registered, reason }) => ({
+      name,
+      groups: [...groups],
+      ...(registered ? policy.decide(name, groups, ctx) : { allowed: false, reason }),
+    }));
+  // An MCP server's tools are named when it starts (`switchyard mcp list`): one row per server.
+  for (const server of Object.keys(config.mcp.servers)) {
+    const group = `mcp:${server}` as const;
+    rows.push({ name: `${server}__*`, groups: [group], ...policy.decide(`${server}__*`, [group], ctx) });
+  }
   if (v.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else
     process.stdout.write(

@@ -57,6 +57,23 @@ describe("switchyard tools list", () => {
     ).toBe("denied by tools.groups.deny (group:exec) in a group chat");
   }, 60_000);
 
+  it("gives each MCP server a row under its group's rule (its tools are named when it starts)", async () => {
+    const s = setup(
+      "mcp:\n  servers:\n    notes: { command: node, args: [server.js] }\ntools:\n  byChannel:\n    slack: { deny: [group:mcp:notes] }\n",
+    );
+    const list = async (channel: string) => {
+      const res = await runCli(["tools", "list", "--json", "--channel", channel, "--home", s.home], {
+        cwd: s.cwd,
+      });
+      expect(res.code).toBe(0);
+      return (
+        JSON.parse(res.out) as Array<{ name: string; groups: string[]; allowed: boolean; reason?: string }>
+      ).find((r) => r.name === "notes__*");
+    };
+    expect(await list("telegram")).toMatchObject({ groups: ["mcp:notes"], allowed: true });
+    expect((await list("slack"))?.reason).toBe("denied by tools.byChannel.slack.deny (group:mcp:notes)");
+  }, 60_000);
+
   it("names an unknown tool in the config and exits 2", async () => {
     const s = setup("tools:\n  deny: [rm_rf]\n");
     const res = await runCli(["tools", "list", "--home", s.home], { cwd: s.cwd });

@@ -157,7 +157,9 @@ describe("exec in the bwrap sandbox", () => {
     try {
       scriptExec(sim, { command: connect((server.address() as AddressInfo).port) });
       await gw.chat("net", "connect");
-      expect(lastMessage(sim)).toContain("exit code 0\\nconnected");
+      expect(lastMessage(sim)).toMatch(
+        /exit code 0\\n<<<untrusted source=\\"exec [^\n]*>>>\\nconnected\\n<<<end untrusted>>>/,
+      );
       expect(connections).toBe(1);
     } finally {
       await gw.stop();
