@@ -5,12 +5,11 @@
  * asked: its servers start on first use.
  */
 import { existsSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { mcpToolSources } from "../capabilities/mcp/mcp-servers.js";
 import { probeMcpServers } from "../capabilities/mcp/probe.js";
 import { systemClock } from "../util/clock.js";
 import { silentLogger } from "../util/logger.js";
-import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
+import { parseListAction, runSubcommand, subcommandHome } from "./subcommand.js";
 import { formatTable } from "./table.js";
 
 const USAGE_LINE = "usage: switchyard mcp list [--json] [--config PATH] [--home DIR]";
@@ -30,14 +29,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 }
 
 async function list(argv: string[]): Promise<number> {
-  const { values: v, positionals } = parseOrUsage(
-    () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
-    USAGE_LINE,
-  );
-  const [action, extra] = positionals;
-  if (action !== "list")
-    throw new UsageError(action ? `unknown action "${action}"` : "missing action", USAGE_LINE);
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`, USAGE_LINE);
+  const v = parseListAction(argv, FLAGS, USAGE_LINE);
   const { config, file, workspaceDir } = subcommandHome("mcp", v, true);
   const sources = mcpToolSources({
     config,

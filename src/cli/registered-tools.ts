@@ -6,18 +6,8 @@
  * (named at run time) are not known here.
  */
 import type { Config } from "../config/schema.js";
+import { RUN_ONLY_TOOLS } from "../harness/assignments/assignment-tools.js";
 import { TOOL_CATALOG, type ToolGroup } from "../harness/tools/tool-groups.js";
-
-/** Built-in tools only an assignment's runs are given (Assignments.runTools), never a chat turn. */
-export const RUN_ONLY_TOOLS: ReadonlySet<string> = new Set([
-  "work_item_add",
-  "work_item_update",
-  "work_item_list",
-  "work_complete",
-  "ask_owner",
-  "request_approval",
-  "end_run",
-]);
 
 /** Optional tools: whether the configuration turns each on, and the setting that does. */
 const OPTIONAL_TOOLS: Readonly<Record<string, { on(config: Config): boolean; setting: string }>> = {

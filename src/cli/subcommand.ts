@@ -4,6 +4,7 @@
  * anything else is one line and exit 1. Also what the owner's subcommands (`cron`, `task`,
  * `learnings`) share: the argument parsing; the config, home and workspace they work on.
  */
+import { type ParseArgsConfig, parseArgs } from "node:util";
 
 import { FolderError, resolveHome, workspaceDirOf } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
@@ -80,6 +81,28 @@ export function parseOrUsage<T>(parse: () => T, usageLine: string): T {
   } catch (err) {
     throw new UsageError(plainArgsError(err), usageLine);
   }
+}
+
+/**
+ * Parses `<command> list [flags]`, a command whose one action is `list`: the flags' values. A
+ * bad flag, a missing or other action, or an argument after `list` is a UsageError (exit 2).
+ */
+export function parseListAction<const O extends NonNullable<ParseArgsConfig["options"]>>(
+  argv: string[],
+  options: O,
+  usageLine: string,
+): ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>["values"] {
+  const { values, positionals } = parseOrUsage(
+    () => parseArgs({ args: argv, options, allowPositionals: true, strict: true }),
+    usageLine,
+  );
+  const [action, extra] = positionals;
+  if (action !== "list")
+    throw new UsageError(action ? `unknown action "${action}"` : "missing action", usageLine);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`, usageLine);
+  return values;
 }
 
 /**

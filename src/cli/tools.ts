@@ -4,8 +4,7 @@
  * only when enabled, …) under its `tools:` policy — and why each other tool is not. MCP tools
  * are not listed.
  */
-import { parseArgs } from "node:util";
-import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
+import { parseListAction, runSubcommand, subcommandHome } from "./subcommand.js";
 import { ToolPolicy } from "../harness/tools/tool-policy.js";
 import { formatTable } from "./table.js";
 import { registeredChatTools } from "./registered-tools.js";
@@ -26,14 +25,7 @@ export async function runTools(argv: string[]): Promise<number> {
 }
 
 async function tools(argv: string[]): Promise<number> {
-  const { values: v, positionals } = parseOrUsage(
-    () => parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true }),
-    USAGE_LINE,
-  );
-  const [action, extra] = positionals;
-  if (action !== "list")
-    throw new UsageError(action ? `unknown action "${action}"` : "missing action", USAGE_LINE);
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`, USAGE_LINE);
+  const v = parseListAction(argv, FLAGS, USAGE_LINE);
   const { config } = subcommandHome("tools", v, true);
   const policy = new ToolPolicy(config.tools);
   // As the gateway sees a chat: a direct chat is private except on the HTTP API.

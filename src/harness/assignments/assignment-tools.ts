@@ -23,6 +23,20 @@ export const NOT_IN_RUNS: ReadonlySet<string> = new Set([
   "task_start",
 ]);
 
+/**
+ * The tools only an assignment's runs are offered (every tool assignmentTools builds but
+ * `learn`, which every turn gets): `switchyard tools list` reads them without building any.
+ */
+export const RUN_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "work_item_add",
+  "work_item_update",
+  "work_item_list",
+  "work_complete",
+  "ask_owner",
+  "request_approval",
+  "end_run",
+]);
+
 /** Work items per assignment. */
 export const MAX_WORK_ITEMS = 100;
 
