@@ -10,6 +10,7 @@ import { z } from "zod";
 import { checkCommand } from "../src/harness/tools/command-guard.js";
 import { CommandRunner } from "../src/harness/tools/exec/command-runner.js";
 import { execTool } from "../src/harness/tools/exec/exec-tool.js";
+import { chooseSandbox } from "../src/harness/tools/exec/sandbox-choice.js";
 import { ToolRegistry } from "../src/harness/tools/registry.js";
 import { ToolPolicy } from "../src/harness/tools/tool-policy.js";
 import type { Tool, ToolContext } from "../src/harness/tools/types.js";
@@ -94,6 +95,20 @@ export const toolGuards: Benchmark = {
           if (r.isError) throw new Error(`exec true failed: ${r.content}`);
         })
       ).map((us) => us / 1000);
+      // The same through bubblewrap, as `sandbox: auto` runs it where bwrap works.
+      const decision = await chooseSandbox("auto", { pathEnv: process.env.PATH ?? "" });
+      let bwrapMs: number[] = [];
+      if (decision.type === "bwrap") {
+        const sandboxed = new ToolRegistry({ policy: new ToolPolicy() }).register(
+          execTool({ runner, env: { PATH: process.env.PATH, HOME: ws }, sandbox: async () => decision }),
+        );
+        bwrapMs = (
+          await timeCalls(EXECS, async () => {
+            const r = await sandboxed.execute("exec", trueArgs, owner);
+            if (r.isError) throw new Error(`exec true in bwrap failed: ${r.content}`);
+          })
+        ).map((us) => us / 1000);
+      }
       return [
         {
           benchmark: `Tool-call guards added to one call (µs, p50 of ${CALLS / 1000}k calls each over a bare ToolRegistry.execute): a file tool in a group chat (policy + its \`path\` resolved on disk); an exec call (policy + checkCommand)`,
@@ -113,9 +128,14 @@ export const toolGuards: Benchmark = {
         },
         {
           benchmark: `\`exec\` of \`true\` end to end: registry, policy, guard, CommandRunner spawn of /bin/sh in its own process group (ms; ${EXECS} sequential)`,
-          figure: `p50 ${fmt(p(execMs, 50))} / p99 ${fmt(p(execMs, 99))}`,
+          figure: `p50 ${fmt(p(execMs, 50))} / p99 ${fmt(p(execMs, 99))}; in bubblewrap (sandbox auto) ${bwrapMs.length > 0 ? `p50 ${fmt(p(bwrapMs, 50))} / p99 ${fmt(p(bwrapMs, 99))}` : `not measured: ${decision.type === "none" ? "no bwrap here" : decision.type}`}`,
           target: "— (spawn dominated)",
-          values: { p50Ms: p(execMs, 50), p99Ms: p(execMs, 99), runs: EXECS },
+          values: {
+            p50Ms: p(execMs, 50),
+            p99Ms: p(execMs, 99),
+            runs: EXECS,
+            ...(bwrapMs.length > 0 ? { bwrapP50Ms: p(bwrapMs, 50), bwrapP99Ms: p(bwrapMs, 99) } : {}),
+          },
         },
       ];
     } finally {
