@@ -2,6 +2,7 @@
  * Builds the enabled capability modules in registry order and gathers what they add: tools,
  * tool sources and hooks for the agent; attach, start and stop for the gateway's lifecycle.
  */
+import type { ExtraCommand } from "../gateway/commands.js";
 import type { TurnHooks } from "../harness/hooks.js";
 import type { ToolSource } from "../harness/tools/tool-source.js";
 import type { Tool } from "../harness/tools/types.js";
@@ -39,6 +40,11 @@ export class Capabilities {
   /** Every capability's run-time tool sources. */
   toolSources(): ToolSource[] {
     return this.#built.flatMap((b) => b.capability.toolSources ?? []);
+  }
+
+  /** Every capability's chat commands, in build order. */
+  commands(): ExtraCommand[] {
+    return this.#built.flatMap((b) => b.capability.commands ?? []);
   }
 
   /** Every capability's turn hooks, in build order. */

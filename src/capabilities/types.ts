@@ -8,6 +8,7 @@
  */
 import type { Config } from "../config/schema.js";
 import type { ChannelDirectory } from "../gateway/channel-directory.js";
+import type { ExtraCommand } from "../gateway/commands.js";
 import type { GatewayEvents } from "../gateway/events.js";
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
@@ -63,6 +64,8 @@ export interface Capability {
   readonly toolSources?: readonly ToolSource[];
   /** Hooks every turn runs, after the harness's own (compaction, loop detection). */
   readonly hooks?: readonly TurnHooks[];
+  /** Chat commands it answers (`/task`): the router's, in /help and the platforms' command lists. */
+  readonly commands?: readonly ExtraCommand[];
   /** Receives the turn machinery once it exists; before `start`. */
   attach?(runtime: CapabilityRuntime): void;
   /** Starts its background work (turn sources: beats, jobs) once intake is open. */

@@ -24,7 +24,20 @@ export interface CommandUsage {
   readonly limits: SpendCaps;
 }
 
-export type ChatCommand = "new" | "stop" | "status" | "model" | "compact" | "task" | "tasks" | "help";
+/** The gateway's own commands; capabilities add theirs (ExtraCommand, e.g. /task). */
+export type ChatCommand = "new" | "stop" | "status" | "model" | "compact" | "help";
+
+/**
+ * A chat command a capability brings (the assignments' /task and /tasks): handled by the router
+ * like the gateway's own, listed in /help and registered with the platforms that list commands.
+ */
+export interface ExtraCommand {
+  /** Lower-case letters only, not one of the gateway's own. */
+  name: string;
+  description: string;
+  /** `args`: the words after the command; returns the reply. */
+  run(args: string, sessionKey: string, from: CommandFrom | undefined): Promise<string>;
+}
 
 /** Where a command came from: the chat, the sender, and whether it is a direct chat. */
 export interface CommandFrom {
@@ -33,43 +46,51 @@ export interface CommandFrom {
   isDirect: boolean;
 }
 
-/** `/task` and `/tasks` (multi-day assignments); each returns the reply. */
-export interface TaskCommands {
-  /** `/task <args>` (a goal, or `cancel <id>`). */
-  task(args: string, from: CommandFrom | undefined): Promise<string>;
-  /** `/tasks`: the chat's assignments. */
-  list(from: CommandFrom | undefined): Promise<string>;
-}
-
 const COMMANDS: Record<ChatCommand, string> = {
   new: "start a fresh session (the old transcript is kept, but no longer sent to the model)",
   stop: "stop the turn that is running now",
   status: "show this session, the queue, the model in use and today's spend",
   model: "show the model chain; /model <provider/model> uses that model only here, /model default goes back",
   compact: "compact this conversation now (older turns become a summary; nothing is deleted)",
-  task: "/task <goal> starts a multi-day assignment that reports here; /task cancel <id> stops one",
-  tasks: "list the assignments in progress",
   help: "list these commands",
 };
 
-/** Parses `/cmd`, `/cmd@botname` or `/cmd args`; returns undefined for anything else. */
-export function parseCommand(text: string): ChatCommand | undefined {
+/**
+ * Parses `/cmd`, `/cmd@botname` or `/cmd args` naming one of the gateway's commands or of
+ * `extra`; returns its name, or undefined for anything else.
+ */
+export function parseCommand(text: string, extra: readonly ExtraCommand[] = []): string | undefined {
   const match = /^\/([a-z]+)(?:@[\w.]+)?(?:\s|$)/i.exec(text.trim());
   const name = match?.[1]?.toLowerCase();
-  return name && name in COMMANDS ? (name as ChatCommand) : undefined;
+  if (!name) return undefined;
+  return name in COMMANDS || extra.some((c) => c.name === name) ? name : undefined;
 }
 
-/** Text of /help. */
-export function helpText(): string {
-  return ["Commands:", ...Object.entries(COMMANDS).map(([name, what]) => `/${name} — ${what}`)].join("\n");
+/** Text of /help: the gateway's commands, then the capabilities'. */
+export function helpText(extra: readonly ExtraCommand[] = []): string {
+  return ["Commands:", ...commandList(extra).map((c) => `/${c.command} — ${c.description}`)].join("\n");
 }
 
-/** Command list for platforms that register commands (Telegram setMyCommands). */
-export function commandList(): Array<{ command: ChatCommand; description: string }> {
-  return Object.entries(COMMANDS).map(([command, description]) => ({
-    command: command as ChatCommand,
-    description,
-  }));
+/**
+ * Every command with its description (Telegram setMyCommands, Discord's slash commands, /help).
+ * Throws when an extra command's name is not lower-case letters or repeats another's.
+ */
+export function commandList(
+  extra: readonly ExtraCommand[] = [],
+): Array<{ command: string; description: string }> {
+  const seen = new Set(Object.keys(COMMANDS));
+  for (const c of extra) {
+    if (!/^[a-z]+$/.test(c.name)) throw new Error(`chat command "${c.name}" must be lower-case letters`);
+    if (seen.has(c.name)) throw new Error(`chat command /${c.name} is defined twice`);
+    seen.add(c.name);
+  }
+  const own = Object.entries(COMMANDS).map(([command, description]) => ({ command, description }));
+  // /help stays last.
+  return [
+    ...own.filter((c) => c.command !== "help"),
+    ...extra.map((c) => ({ command: c.name, description: c.description })),
+    ...own.filter((c) => c.command === "help"),
+  ];
 }
 
 /** What answering a command needs. */
@@ -84,13 +105,13 @@ export interface CommandContext {
   usage?: CommandUsage;
   /** `/compact`: the session's next turn compacts first. */
   compact?(sessionKey: string): void;
-  /** `/task`, `/tasks`. */
-  tasks?: TaskCommands;
+  /** The capabilities' commands (`/task`, `/tasks`). */
+  extra?: readonly ExtraCommand[];
 }
 
 /** Runs a chat command for a session and returns the answer to send. */
 export async function runCommand(
-  command: ChatCommand,
+  command: string,
   sessionKey: string,
   ctx: CommandContext,
   text = "",
@@ -125,13 +146,13 @@ export async function runCommand(
       if (!ctx.compact) return "Compaction is not available here.";
       ctx.compact(sessionKey);
       return "This conversation will be compacted at the start of its next turn: older turns become a summary (the full transcript is kept).";
-    case "task":
-      return ctx.tasks ? ctx.tasks.task(argumentOf(text), from) : "Assignments are not available here.";
-    case "tasks":
-      return ctx.tasks ? ctx.tasks.list(from) : "Assignments are not available here.";
     case "help":
-      return helpText();
+      return helpText(ctx.extra);
   }
+  const extra = ctx.extra?.find((c) => c.name === command);
+  return extra
+    ? extra.run(argumentOf(text), sessionKey, from)
+    : `Unknown command /${command}. /help lists them.`;
 }
 
 /** The words after the command name. */

@@ -125,7 +125,7 @@ export class Router implements InboundSink {
     // A message the policy admits without side effects, and no command, is committed straight
     // into the queue: one step. Anything else is committed `received`, then routed.
     const admitted =
-      parseCommand(message.text) === undefined &&
+      parseCommand(message.text, this.#o.commands.extra) === undefined &&
       !(await this.#o.questions?.waiting(chatTargetOf(message), message.senderId)) &&
       (await this.admits(message));
     const { record, duplicate } = await store.inbox.receive(
@@ -192,7 +192,7 @@ export class Router implements InboundSink {
         ...(verdict.reply ? { reply: verdict.reply } : {}),
       };
     }
-    const command = parseCommand(message.text);
+    const command = parseCommand(message.text, this.#o.commands.extra);
     if (command) {
       const from = { chat: chatTargetOf(message), senderId: message.senderId, isDirect: message.isDirect };
       const reply = await runCommand(command, sessionKey, this.#o.commands, message.text, from);

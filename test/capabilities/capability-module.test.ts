@@ -1,8 +1,9 @@
 /**
  * A new capability is one folder and one registry line: a test adds a dummy capability module
  * after the registry's, and the gateway builds it, offers its tool to the model (through the
- * tool policy like any tool), runs its turn hook, runs the tool when the model calls it, starts
- * it once intake is open and stops it at shutdown — with no other code changed.
+ * tool policy like any tool), runs its turn hook, runs the tool when the model calls it, answers
+ * its chat command (listed in /help), starts it once intake is open and stops it at shutdown —
+ * with no other code changed.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -37,6 +38,13 @@ const dummyModule: CapabilityModule = {
           },
         },
       ],
+      commands: [
+        {
+          name: "dummy",
+          description: "say what the dummy saw",
+          run: async (args, sessionKey) => `dummy command: ${args} in ${sessionKey}`,
+        },
+      ],
       attach: () => void seen.push("attach"),
       start: () => void seen.push("start"),
       stop: () => void seen.push("stop"),
@@ -62,6 +70,15 @@ describe("a capability module added with one registry line", () => {
       expect(first.tools?.map((t) => t.name)).toContain("dummy_echo");
       expect(JSON.stringify(sim.requests.at(-1)?.body)).toContain("dummy says hi");
       expect(seen).toContain("hook dummy_echo");
+      // Its chat command is the router's: answered without a model call, and listed in /help.
+      const before = sim.requests.length;
+      const command = await gw.chat("ada", "/dummy hello");
+      expect(command.body.replies?.[0]?.text).toMatch(/^dummy command: hello in agent:/);
+      const help = await gw.chat("ada", "/help");
+      expect(help.body.replies?.[0]?.text).toMatch(
+        /\/tasks — list the assignments in progress\n\/dummy — say what the dummy saw\n\/help — /,
+      );
+      expect(sim.requests.length).toBe(before);
     } finally {
       await gw.stop();
       await sim.close();

@@ -15,7 +15,7 @@ import { AssignmentInputError } from "../../harness/assignments/errors.js";
 import { firstLine } from "../../harness/assignments/project-files.js";
 import { ToolError } from "../../harness/tools/tool-error.js";
 import type { Tool } from "../../harness/tools/types.js";
-import type { TaskCommands } from "../../gateway/commands.js";
+import type { ExtraCommand } from "../../gateway/commands.js";
 import type { ContractCheck } from "../../store/repos/assignment-repo.js";
 import type { Assignments } from "./assignments.js";
 
@@ -37,11 +37,13 @@ function sameChat(a: ChatTarget | null, b: ChatTarget): boolean {
  * assignments; one started here is private (MEMORY.md loaded) only in a direct chat, and only
  * its sender answers its questions.
  */
-export function taskCommands(tasks: Assignments): TaskCommands {
+export function taskCommands(tasks: Assignments): ExtraCommand[] {
   const { store, clock } = tasks.deps;
   const agentId = tasks.defaults.agentId;
-  return {
-    async task(args, from) {
+  const task: ExtraCommand = {
+    name: "task",
+    description: "/task <goal> starts a multi-day assignment that reports here; /task cancel <id> stops one",
+    async run(args, _sessionKey, from) {
       const text = args.trim();
       if (text === "" || text === "help" || !from) return USAGE;
       try {
@@ -67,7 +69,11 @@ export function taskCommands(tasks: Assignments): TaskCommands {
         throw err;
       }
     },
-    async list(from) {
+  };
+  const list: ExtraCommand = {
+    name: "tasks",
+    description: "list the assignments in progress",
+    async run(_args, _sessionKey, from) {
       const all = await store.assignments.list(agentId, { open: true, limit: 200 });
       const here = from ? all.filter((a) => sameChat(a.owner, from.chat)).slice(0, 20) : [];
       if (here.length === 0) return "No tasks running in this chat. /task <goal> starts one.";
@@ -80,6 +86,7 @@ export function taskCommands(tasks: Assignments): TaskCommands {
       ].join("\n");
     },
   };
+  return [task, list];
 }
 
 const startParameters = z.strictObject({

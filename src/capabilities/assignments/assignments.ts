@@ -42,7 +42,7 @@ import type { Store } from "../../store/types.js";
 import type { Clock } from "../../util/clock.js";
 import { newId } from "../../util/ids.js";
 import type { Logger } from "../../util/logger.js";
-import type { TaskCommands } from "../../gateway/commands.js";
+import type { ExtraCommand } from "../../gateway/commands.js";
 import { assignmentChatTools, taskCommands } from "./assignment-chat.js";
 import { finishRun, mirror } from "./assignment-finish.js";
 import { OwnerMessages } from "./assignment-owner.js";
@@ -161,7 +161,7 @@ export class Assignments {
   }
 
   /** The `/task` and `/tasks` commands. */
-  commands(): TaskCommands {
+  commands(): ExtraCommand[] {
     return taskCommands(this);
   }
 

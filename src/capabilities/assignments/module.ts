@@ -31,6 +31,6 @@ export const assignmentsModule: CapabilityModule<AssignmentsCapability> = {
         void (dueNow ? cron?.wakesDue() : cron?.tick());
       },
     });
-    return { tasks, attach: ({ turns, events }) => tasks.attach(turns, events) };
+    return { tasks, commands: tasks.commands(), attach: ({ turns, events }) => tasks.attach(turns, events) };
   },
 };
