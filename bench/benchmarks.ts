@@ -36,4 +36,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "restart-answer", load: async () => (await import("./restart-answer.js")).restartAnswer },
   { id: "tool-guards", load: async () => (await import("./tool-guards.js")).toolGuards },
   { id: "web-fetch", load: async () => (await import("./web-fetch.js")).webFetchBench },
+  { id: "jit", load: async () => (await import("./jit.js")).jitBench },
 ];
