@@ -30,7 +30,7 @@ const PIPE_DRAIN_MS = 500;
 /**
  * Runs `options.command` and resolves with how it ended (see CommandResult); a non-zero exit,
  * a timeout and an abort are results, not errors. The command is `/bin/sh -c <command>` in
- * `cwd`, with stdin closed, the environment of execEnv, and its own process group (detached).
+ * `cwd`, with stdin closed (or fed `stdin`), the environment of execEnv, and its own process group (detached).
  * On timeout or abort the group gets SIGTERM and, after `killGraceMs`, SIGKILL; when the shell
  * exits, whatever is left of its group (a background `&` child) is ended the same way. Only a
  * process that leaves the group (setsid, a daemon) escapes. Resolves after the group is gone.
@@ -75,16 +75,26 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     cwd,
     env,
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  if (options.stdin !== undefined) {
+    // EPIPE when the command exits without reading it all: not an error of the run.
+    child.stdin?.on("error", () => undefined);
+    child.stdin?.end(options.stdin);
+  }
   const output = new HeadTailBuffer(maxChars);
+  const split = options.splitOutput
+    ? { stdout: new HeadTailBuffer(maxChars), stderr: new HeadTailBuffer(maxChars) }
+    : undefined;
   const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const exited = new Promise<{ code: number | null; signal: string | null } | Error>((resolve) => {
     child.once("exit", (code, sig) => resolve({ code, signal: sig }));
     child.once("error", (err) => resolve(err));
   });
-  collect(child.stdout, output);
-  collect(child.stderr, output);
+  // Both are pipes (stdio above); the stdin choice only widens their type.
+  const { stdout, stderr } = child as typeof child & { stdout: Readable; stderr: Readable };
+  collect(stdout, output, split?.stdout);
+  collect(stderr, output, split?.stderr);
 
   let stopped: "timeout" | "aborted" | undefined;
   let exitedYet = false;
@@ -123,21 +133,29 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       output: capped.text,
       truncatedChars: capped.omittedChars,
       durationMs: clock.now() - started,
+      ...(split && { streams: { stdout: split.stdout.capped(), stderr: split.stderr.capped() } }),
     };
   } finally {
     clock.clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
     drain.abort();
-    child.stdout.destroy();
-    child.stderr.destroy();
+    stdout.destroy();
+    stderr.destroy();
   }
 }
 
-/** Decodes a pipe as UTF-8 (a character split across chunks stays whole) into `output`. */
-function collect(stream: Readable, output: HeadTailBuffer): void {
+/**
+ * Decodes a pipe as UTF-8 (a character split across chunks stays whole) into `output` and, when
+ * given, into `own` (this stream alone).
+ */
+function collect(stream: Readable, output: HeadTailBuffer, own: HeadTailBuffer | undefined): void {
   const decoder = new StringDecoder("utf8");
-  stream.on("data", (chunk: Buffer) => output.push(decoder.write(chunk)));
-  stream.on("end", () => output.push(decoder.end()));
+  const push = (text: string): void => {
+    output.push(text);
+    own?.push(text);
+  };
+  stream.on("data", (chunk: Buffer) => push(decoder.write(chunk)));
+  stream.on("end", () => push(decoder.end()));
   // A destroyed or failed pipe ends the output; the exit status still tells what happened.
   stream.on("error", () => undefined);
 }

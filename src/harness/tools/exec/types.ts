@@ -3,6 +3,7 @@
  * comes back. Nothing here runs; see run-command.ts and command-runner.ts.
  */
 import type { Clock } from "../../../util/clock.js";
+import type { CappedText } from "../output-cap.js";
 
 /** One command to run with `/bin/sh -c`, confined to a workspace. */
 export interface RunCommandOptions {
@@ -49,6 +50,16 @@ export interface RunCommandOptions {
    * a private /tmp holding HOME, no network unless `network`. Default: unsandboxed.
    */
   sandbox?: CommandSandbox;
+  /**
+   * Text written to the command's stdin, which is then closed (a command that does not read it
+   * is not an error). Default: stdin is /dev/null.
+   */
+  stdin?: string;
+  /**
+   * Also keep stdout and stderr apart (`CommandResult.streams`), each capped head+tail at
+   * `maxOutputChars` like `output`. Default false.
+   */
+  splitOutput?: boolean;
 }
 
 /** The bubblewrap sandbox around one command. */
@@ -80,4 +91,6 @@ export interface CommandResult {
   truncatedChars: number;
   /** From spawn until the process group was gone and the output read. */
   durationMs: number;
+  /** stdout and stderr apart, each capped at `maxOutputChars`; only with `splitOutput`. */
+  streams?: { stdout: CappedText; stderr: CappedText };
 }

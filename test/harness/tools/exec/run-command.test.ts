@@ -219,6 +219,22 @@ describe("runCommand", () => {
     expect(result.output.length - (marker?.[0].length ?? 0) + result.truncatedChars).toBe(50_000_000);
   });
 
+  it("feeds stdin when given and keeps stdout and stderr apart with splitOutput", async () => {
+    const input = `${JSON.stringify({ event: "beforeToolCall", text: "é ' \" \n" })}\n`;
+    const result = await run("cat; echo oops >&2; exit 3", { stdin: input, splitOutput: true });
+    expect(result.exitCode).toBe(3);
+    expect(result.streams?.stdout).toEqual({ text: input, omittedChars: 0 });
+    expect(result.streams?.stderr).toEqual({ text: "oops\n", omittedChars: 0 });
+    expect(result.output).toContain("oops\n");
+    // A command that never reads its stdin is no error; without the options nothing changes.
+    expect(await run("echo x", { stdin: "y".repeat(1_000_000) })).toMatchObject({
+      exitCode: 0,
+      output: "x\n",
+    });
+    expect((await run("cat; echo done")).streams).toBeUndefined();
+    expect((await run("cat; echo done")).output).toBe("done\n");
+  });
+
   it("refuses out-of-range numbers naming the option", async () => {
     await expect(run("true", { maxOutputChars: 10 })).rejects.toThrow(
       /maxOutputChars must be an integer ≥ 200, got 10/,
