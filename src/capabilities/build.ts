@@ -6,13 +6,7 @@ import type { ExtraCommand } from "../gateway/commands.js";
 import type { TurnHooks } from "../harness/hooks.js";
 import type { ToolSource } from "../harness/tools/tool-source.js";
 import type { Tool } from "../harness/tools/types.js";
-import type {
-  Capability,
-  CapabilityCheck,
-  CapabilityContext,
-  CapabilityModule,
-  CapabilityRuntime,
-} from "./types.js";
+import type { Capability, CapabilityContext, CapabilityModule, CapabilityRuntime } from "./types.js";
 
 /** The built capabilities of one gateway, by module name, in build order. */
 export class Capabilities {
@@ -79,14 +73,6 @@ export class Capabilities {
         onError(name, err);
       }
     }
-  }
-
-  /** Every capability's doctor checks. */
-  async probe(ctx: { timeoutMs: number }): Promise<CapabilityCheck[]> {
-    const checks: CapabilityCheck[] = [];
-    for (const { capability } of this.#built)
-      if (capability.probe) checks.push(...(await capability.probe(ctx)));
-    return checks;
   }
 }
 

@@ -49,13 +49,6 @@ export interface CapabilityRuntime {
   events: GatewayEvents;
 }
 
-/** A doctor check a capability reports (same shape as a channel's). */
-export interface CapabilityCheck {
-  name: string;
-  ok: boolean;
-  detail: string;
-}
-
 /** A built capability: what it adds to every turn and what it runs in the background. */
 export interface Capability {
   /** Tools offered to every turn (the tool policy still decides per turn). */
@@ -80,8 +73,6 @@ export interface Capability {
    * after the lanes drained, and on a failed start; must not throw for something already gone.
    */
   stop?(): void | Promise<void>;
-  /** Checks for `doctor`, each bounded by `timeoutMs`; never throws. */
-  probe?(ctx: { timeoutMs: number }): Promise<CapabilityCheck[]>;
 }
 
 /** One capability: a folder exporting this, and a line in capabilities/registry.ts. */

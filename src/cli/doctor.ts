@@ -8,8 +8,6 @@
  * only looks: it creates no folder and no database, and upgrades nothing.
  */
 import { ConfigError } from "../util/config-error.js";
-import { systemClock } from "../util/clock.js";
-import { silentLogger } from "../util/logger.js";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 
@@ -17,7 +15,6 @@ import { chooseProvider, providerKeyEnv, resolveProviders } from "../config/prov
 import type { Config } from "../config/schema.js";
 import { type ChannelModules, channelModules } from "../channels/registry.js";
 import { providerModules } from "../harness/providers/registry.js";
-import { chooseSandbox, describeSandbox } from "../harness/tools/exec/sandbox-choice.js";
 import { resolveHome } from "../config/home.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { StoreError } from "../store/store-error.js";
@@ -35,18 +32,10 @@ import { configuredSecrets, isLoopbackHost, remoteExposureWarning } from "./gate
 import type { CliOptions } from "./main.js";
 import { readRuntimeFile } from "./runtime-file.js";
 
-type Verdict = "ok" | "warn" | "fail";
-interface Check {
-  verdict: Verdict;
-  what: string;
-  detail: string;
-}
+import { type Check, type Verdict, checkExec, checkMcp } from "./doctor-tools.js";
 
 /** How long each network probe of a provider or Telegram may take. */
 const PROBE_TIMEOUT_MS = 5_000;
-
-/** How long each MCP server may take to start and list its tools. */
-const MCP_PROBE_TIMEOUT_MS = 15_000;
 
 /** How long the running gateway (on this machine, as a rule) may take to answer. */
 const GATEWAY_PROBE_TIMEOUT_MS = 2_000;
@@ -212,23 +201,6 @@ async function checkProviders(config: Config, env: NodeJS.ProcessEnv): Promise<C
   return checks;
 }
 
-/**
- * Whether the exec tool is on and which sandbox its commands run in, and why: bwrap working is
- * ok, `auto` falling back to none is a warning, `bwrap` that cannot run fails (exec refuses).
- */
-async function checkExec(config: Config, env: NodeJS.ProcessEnv): Promise<Check> {
-  const exec = config.tools.exec;
-  if (!exec.enabled) return { verdict: "ok", what: "exec", detail: "off (tools.exec.enabled: false)" };
-  const decision = await chooseSandbox(exec.sandbox, { pathEnv: env.PATH ?? "" });
-  const verdict: Verdict =
-    decision.type === "unavailable"
-      ? "fail"
-      : decision.type === "none" && exec.sandbox === "auto"
-        ? "warn"
-        : "ok";
-  return { verdict, what: "exec", detail: `on; ${describeSandbox(decision, exec.network)}` };
-}
-
 /** A warning per auth profile whose key was rejected (cooling for `auth`) or out of quota. */
 export function authProfileWarnings(
   states: ReadonlyArray<{
@@ -295,43 +267,6 @@ async function checkChannels(config: Config, options: CliOptions, found: FoundGa
     }
   }
   return checks;
-}
-
-/** Each MCP server started once (at most MCP_PROBE_TIMEOUT_MS), ok with its tool count or failed with why. */
-async function checkMcp(
-  config: Config,
-  file: string | undefined,
-  workspace: string,
-  env: NodeJS.ProcessEnv,
-): Promise<Check[]> {
-  if (Object.keys(config.mcp.servers).length === 0) return [];
-  const [{ mcpToolSources }, { probeMcpServers }] = await Promise.all([
-    import("../capabilities/mcp/mcp-servers.js"),
-    import("../capabilities/mcp/probe.js"),
-  ]);
-  let sources: ReturnType<typeof mcpToolSources>;
-  try {
-    sources = mcpToolSources({
-      config,
-      env,
-      workspaceDir: existsSync(workspace) ? workspace : process.cwd(),
-      clock: systemClock,
-      logger: silentLogger(),
-      restart: false,
-      file,
-    });
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return err.issues.map((detail) => ({ verdict: "fail" as const, what: "mcp", detail }));
-  }
-  return (await probeMcpServers(sources, MCP_PROBE_TIMEOUT_MS)).map((r) => ({
-    verdict: r.state === "running" ? ("ok" as const) : ("fail" as const),
-    what: `mcp ${r.name}`,
-    detail:
-      r.state === "running"
-        ? `${r.tools.length} tool${r.tools.length === 1 ? "" : "s"}${r.dropped.length > 0 ? ` (${r.dropped.length} dropped: ${r.dropped.map((d) => d.name).join(", ")})` : ""}`
-        : `failed: ${r.reason ?? r.state}`,
-  }));
 }
 
 /**

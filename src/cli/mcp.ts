@@ -1,21 +1,18 @@
 /**
  * `switchyard mcp list [--json]`: each configured MCP server, started once (at most
- * LIST_TIMEOUT_MS each, all at once), its state and the tools it offers (as the agent sees them,
+ * MCP_PROBE_TIMEOUT_MS each, all at once), its state and the tools it offers (as the agent sees them,
  * `<server>__<tool>`) or why it did not start, then stopped again. The running gateway is not
  * asked: its servers start on first use.
  */
 import { existsSync } from "node:fs";
 import { mcpToolSources } from "../capabilities/mcp/mcp-servers.js";
-import { probeMcpServers } from "../capabilities/mcp/probe.js";
+import { MCP_PROBE_TIMEOUT_MS, probeMcpServers } from "../capabilities/mcp/probe.js";
 import { systemClock } from "../util/clock.js";
 import { silentLogger } from "../util/logger.js";
 import { parseListAction, runSubcommand, subcommandHome } from "./subcommand.js";
 import { formatTable } from "./table.js";
 
 const USAGE_LINE = "usage: switchyard mcp list [--json] [--config PATH] [--home DIR]";
-
-/** How long each server may take to start and list its tools. */
-export const LIST_TIMEOUT_MS = 15_000;
 
 const FLAGS = {
   json: { type: "boolean", default: false },
@@ -41,7 +38,7 @@ async function list(argv: string[]): Promise<number> {
     restart: false,
     file,
   });
-  const reports = await probeMcpServers(sources, LIST_TIMEOUT_MS);
+  const reports = await probeMcpServers(sources, MCP_PROBE_TIMEOUT_MS);
   if (v.json) {
     process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
   } else if (reports.length === 0) {

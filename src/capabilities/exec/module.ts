@@ -8,11 +8,7 @@
 import { CommandRunner } from "../../harness/tools/exec/command-runner.js";
 import { ExecApprovals } from "../../harness/tools/exec/exec-approvals.js";
 import { type ExecToolOptions, execCommand, execTool } from "../../harness/tools/exec/exec-tool.js";
-import {
-  type SandboxDecision,
-  chooseSandbox,
-  describeSandbox,
-} from "../../harness/tools/exec/sandbox-choice.js";
+import { type SandboxDecision, chooseSandbox } from "../../harness/tools/exec/sandbox-choice.js";
 import type { Capability, CapabilityModule } from "../types.js";
 import { approvalHooks } from "./approval-hook.js";
 
@@ -58,10 +54,6 @@ export const execModule: CapabilityModule = {
       tools: [execTool(options)],
       hooks,
       stop: () => runner.killAll(),
-      async probe() {
-        const d = await sandbox();
-        return [{ name: "exec", ok: d.type !== "unavailable", detail: describeSandbox(d, network) }];
-      },
     };
   },
 };

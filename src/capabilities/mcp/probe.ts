@@ -6,6 +6,9 @@ import type { DroppedTool } from "./mcp-tools.js";
 import type { McpToolSource } from "./mcp-tool-source.js";
 import type { McpServerState } from "./server-connection.js";
 
+/** How long `doctor` and `mcp list` give each server to start and list its tools. */
+export const MCP_PROBE_TIMEOUT_MS = 15_000;
+
 /** What a look at one server found. */
 export interface McpServerReport {
   name: string;
