@@ -110,6 +110,7 @@ async function assemble(
     tools: capabilities.tools(),
     toolSources: capabilities.toolSources(),
     hooks: capabilities.hooks(),
+    metrics,
     ...(memory ? { memory } : {}),
     ...(tasks ? { assignments: tasks } : {}),
   });

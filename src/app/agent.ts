@@ -22,6 +22,9 @@ import type { ToolSource } from "../harness/tools/tool-source.js";
 import type { TurnHooks } from "../harness/hooks.js";
 import { NOT_IN_RUNS } from "../harness/assignments/assignment-tools.js";
 import { ToolLoopDetector } from "../harness/tool-loop.js";
+import { JitEngine } from "../harness/jit/jit-engine.js";
+import type { RunInfo } from "../harness/agent-session.js";
+import type { GatewayMetrics } from "../gateway/metrics.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 
@@ -49,7 +52,11 @@ export interface AgentSetup {
     runTools(): Tool[];
     hooks(humanTools: ReadonlySet<string>): TurnHooks;
     useRegistry(registry: ToolRegistry): void;
+    /** An assignment run's limit and work items (JIT, the environment block). */
+    runInfo(runId: string): RunInfo | undefined;
   };
+  /** Counts JIT firings; default none. */
+  metrics?: Pick<GatewayMetrics, "jitFirings">;
 }
 
 /** The agent session, its compactor (for `/compact`), and what to close on stop. */
@@ -140,6 +147,17 @@ export function buildAgent(
       ...(deps.assignments ? [deps.assignments.hooks(humanTools)] : []),
       ...(deps.hooks ?? []),
     ],
+    ...(agent.jit.enabled
+      ? {
+          jit: {
+            engine: new JitEngine({ disable: agent.jit.disable }),
+            onFire: (firings) => {
+              for (const f of firings) deps.metrics?.jitFirings.inc({ rule: f.ruleId });
+            },
+          },
+        }
+      : {}),
+    ...(deps.assignments ? { runInfo: (runId: string) => deps.assignments?.runInfo(runId) } : {}),
     clock: deps.clock,
   });
   return { session, compactor };

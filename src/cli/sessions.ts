@@ -156,6 +156,8 @@ export function formatTranscriptEvent(event: TranscriptEvent): string {
       return `${at} notice: ${indented(p.text)}\n`;
     case "trigger":
       return `${at} ${p.origin} trigger: ${oneLine(p.text, RESULT_MAX_CHARS)}\n`;
+    case "jit":
+      return `${at} jit ${clean(p.rule)} (before model call ${p.call}): ${oneLine(p.line, RESULT_MAX_CHARS)}\n`;
     case "compaction": {
       const cleared = Object.keys(p.cleared).length;
       const head = `${at} ── compaction (about ${p.tokensBefore} tokens before; events before #${p.keepFromId} summarized${cleared > 0 ? `, ${cleared} tool results cleared` : ""}) ──`;

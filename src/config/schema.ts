@@ -2,6 +2,8 @@
  * The configuration schema (zod). Every object is strict: an unknown key is an error that
  * names it, never silently ignored. Defaults live here and are applied once, at load.
  */
+import { BUILTIN_JIT_RULE_IDS } from "../harness/jit/builtin-rules.js";
+import type { BuiltinJitRuleId } from "../harness/jit/types.js";
 import { z } from "zod";
 import { channelModules } from "../channels/registry.js";
 import type { ChannelModule } from "../channels/types.js";
@@ -125,6 +127,16 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       }).refine((t) => t.stopAt > t.warnAt, {
         message: "expected stopAt greater than warnAt",
         path: ["stopAt"],
+      }),
+      /**
+       * Just-in-time instructions (harness/jit/): before each model call the built-in rules read
+       * the run's state, and one that fires adds a line to that call only. `disable` names rule ids.
+       */
+      jit: section({
+        enabled: z.boolean().default(true),
+        disable: z
+          .array(z.enum(BUILTIN_JIT_RULE_IDS as [BuiltinJitRuleId, ...BuiltinJitRuleId[]]))
+          .default([]),
       }),
       /** A run with no token and no tool event for this long is aborted. */
       progressTimeoutMs: positiveMs.default(120_000),

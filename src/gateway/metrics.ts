@@ -156,6 +156,10 @@ export class GatewayMetrics {
     "Agent run duration.",
     [0.1, 0.5, 1, 5, 15, 60, 300],
   );
+  readonly jitFirings = new Counter(
+    "switchyard_jit_firings_total",
+    "Just-in-time instructions added to a model call, by rule.",
+  );
   readonly #extra: Metric[] = [];
 
   /** Adds a gauge read at scrape time. */
@@ -182,6 +186,7 @@ export class GatewayMetrics {
       this.laneWait,
       this.slotWait,
       this.runDuration,
+      this.jitFirings,
       ...this.#extra,
     ];
     return `${all.map((m) => m.render()).join("\n")}\n`;

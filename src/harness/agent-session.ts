@@ -19,6 +19,10 @@ import { type AgentRunResult, type RunLaneContext, runAgent } from "./run.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { Asker, ReplyTarget } from "./tools/types.js";
 import { findOrphanedToolCalls, toChatMessages } from "./transcript.js";
+import { TopLevelListing, environmentBlock } from "./environment-context.js";
+import type { JitEngine } from "./jit/jit-engine.js";
+import { JitRunTracker } from "./jit/jit-run-tracker.js";
+import type { JitFiring } from "./jit/types.js";
 
 /** What started a turn. */
 export type TurnTrigger = "message" | "heartbeat" | "cron" | "wake" | "subagent" | "assignment";
@@ -102,17 +106,31 @@ export interface AgentSessionOptions {
   hooks?: readonly TurnHooks[];
   /** Times `beforeStop` may send a turn on after an answer; default 3. */
   maxContinuations?: number;
+  /** Just-in-time guidance before each model call (`agent.jit`); default none. */
+  jit?: { engine: JitEngine; onFire?(firings: readonly JitFiring[]): void };
+  /** What a run of a bigger piece of work (an assignment's) adds: its limit and work items. */
+  runInfo?(runId: string): RunInfo | undefined;
   clock: Clock;
+}
+
+/** An assignment run as the turn sees it (JIT limits, the environment block). */
+export interface RunInfo {
+  /** Model calls the run may make. */
+  maxModelCalls?: number;
+  /** Its work items now: counts, and the open ones as one line each. */
+  workItems(): { done: number; total: number; open: readonly string[] };
 }
 
 /** Owns a turn from its inputs to its answer (see the file header). */
 export class AgentSession {
   readonly #o: AgentSessionOptions;
   readonly #hooks: TurnHooks;
+  readonly #listing: TopLevelListing;
 
   constructor(options: AgentSessionOptions) {
     this.#o = options;
     this.#hooks = composeHooks(options.hooks ?? []);
+    this.#listing = new TopLevelListing(options.workspaceDir);
   }
 
   /** Whether replies come from the built-in simulator. */
@@ -125,7 +143,15 @@ export class AgentSession {
     const o = this.#o;
     const { sessionKey, sessionId, runId, log } = spec;
     const limits = { ...o.limits, ...spec.limits };
-    const append = async (payloads: TranscriptPayload[]) => {
+    const info = o.runInfo?.(runId);
+    const tracker = o.jit
+      ? new JitRunTracker({
+          startedAtMs: o.clock.now(),
+          maxToolCalls: limits.maxToolCallsPerRun,
+          ...(info?.maxModelCalls !== undefined ? { maxModelCalls: info.maxModelCalls } : {}),
+        })
+      : undefined;
+    const record = async (payloads: TranscriptPayload[]) => {
       const written = await o.transcript.append(
         sessionKey,
         sessionId,
@@ -136,6 +162,13 @@ export class AgentSession {
       );
       if (!written) throw new LeaseLostError(sessionKey);
     };
+    // Compactions (a hook's, recorded through the turn) restart the JIT's post-compaction count.
+    const append = tracker
+      ? async (payloads: TranscriptPayload[]) => {
+          await record(payloads);
+          for (const p of payloads) if (p.type === "compaction") tracker.compacted();
+        }
+      : record;
     if (spec.inputs.length > 0) await append(spec.inputs);
 
     const tail = await o.transcript.tail(sessionKey, sessionId, limits.historyLimit);
@@ -152,10 +185,21 @@ export class AgentSession {
     const model = o.router.currentRef?.(sessionKey, spec.modelOverride) ?? "unknown";
     const query = lastAsk(tail);
     // Tool sources this chat may use get ready first (an MCP server starts on first use).
-    await tools.prepare({ replyTarget: spec.replyTarget, asker: spec.asker }, spec.lane.signal);
+    const toolContext = { replyTarget: spec.replyTarget, asker: spec.asker };
+    await tools.prepare(toolContext, spec.lane.signal);
+    const items = info?.workItems();
+    if (items && tracker) tracker.workItems(items.done, items.total, false);
+    const environment = environmentBlock({
+      missing: tools
+        .decisions(toolContext)
+        .filter((d) => !d.allowed)
+        .map((d) => ({ name: d.tool.name, reason: d.reason ?? "denied by the tools policy" })),
+      listing: await this.#listing.entries(),
+      ...(items ? { workItems: items } : {}),
+    });
     const prompt = await o.prompt.build(
-      { ...chat, model, query },
-      tools.specs({ replyTarget: spec.replyTarget, asker: spec.asker }),
+      { ...chat, model, query, environment },
+      tools.specs(toolContext),
       new Date(o.clock.now()),
     );
     const turn = {
@@ -189,6 +233,17 @@ export class AgentSession {
       append,
       hooks: this.#hooks,
       turn,
+      ...(o.jit && tracker
+        ? {
+            jit: {
+              engine: o.jit.engine,
+              tracker,
+              now: () => o.clock.now(),
+              ...(info ? { workItems: () => info.workItems() } : {}),
+              ...(o.jit.onFire ? { onFire: o.jit.onFire } : {}),
+            },
+          }
+        : {}),
       ...(o.maxContinuations !== undefined ? { maxContinuations: o.maxContinuations } : {}),
       ...(spec.takeSteered ? { takeSteered: spec.takeSteered } : {}),
       ...(spec.replyTarget ? { replyTarget: spec.replyTarget } : {}),
@@ -204,7 +259,7 @@ export class AgentSession {
 }
 
 /** The chat a turn answers in, as the prompt describes it. */
-export type ChatContext = Omit<PromptTurn, "model" | "extra" | "query">;
+export type ChatContext = Omit<PromptTurn, "model" | "extra" | "query" | "environment">;
 
 /** The newest thing asked (a person's message or a trigger), for memory recall. */
 function lastAsk(events: readonly TranscriptEvent[]): string | undefined {

@@ -18,6 +18,9 @@ import type { ProviderError } from "./providers/provider-error.js";
 import { ZERO_USAGE, addUsage } from "./providers/usage.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { Asker, ReplyTarget } from "./tools/types.js";
+import type { JitEngine } from "./jit/jit-engine.js";
+import type { JitRunTracker } from "./jit/jit-run-tracker.js";
+import type { JitFiring } from "./jit/types.js";
 
 /**
  * How a run ended. `yielded`: a hook ended it on purpose before a final answer (an
@@ -77,7 +80,26 @@ export interface AgentRunOptions {
   turn: Omit<HookTurn, "signal">;
   /** Times `beforeStop` may send the run on after an answer; default 3. */
   maxContinuations?: number;
+  /** Just-in-time guidance (harness/jit/): evaluated before each model call; default none. */
+  jit?: RunJit;
   logger: Logger;
+}
+
+/**
+ * A run's just-in-time guidance: the engine's rules read the tracker's snapshot before each
+ * model call; the lines that fire go to that call only, after everything else (the cached
+ * prefix stays byte-identical), and each firing is recorded in the transcript.
+ */
+export interface RunJit {
+  engine: JitEngine;
+  /** This run's counts (the session reports compactions to it; the loop reports the rest). */
+  tracker: JitRunTracker;
+  /** The clock's now, epoch ms. */
+  now(): number;
+  /** An assignment run's work items now (done, total); undefined outside one. */
+  workItems?(): { done: number; total: number } | undefined;
+  /** The lines added to one call (metrics). */
+  onFire?(firings: readonly JitFiring[]): void;
 }
 
 export interface AgentRunResult {
@@ -98,6 +120,9 @@ export interface AgentRunResult {
 
 const LIMIT_NOTE =
   "The tool-call limit for this turn is reached. Do not call tools; answer the user now with what you have, and say what is left undone.";
+
+/** Tools whose call changes an assignment's work items (the JIT staleness count restarts). */
+const WORK_ITEM_WRITES: ReadonlySet<string> = new Set(["work_item_add", "work_item_update"]);
 
 /** Runs the loop. Never throws for model or tool failures: they end up in the result. */
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
@@ -143,6 +168,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       const smaller = await hooks.beforeModelCall({ system, messages }, turn);
       if (smaller) ({ system, messages } = smaller);
     }
+    const guidance = options.jit ? await jitLines(options.jit, modelCalls + 1, options.append) : undefined;
     let lease: { release(): void } | null;
     try {
       lease = await lane.acquireModelSlot();
@@ -154,9 +180,11 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     let failure: ProviderError | null = null;
     modelCalls++;
     try {
+      // What this call alone is told goes last, after the cached prefix: the limit, JIT lines.
+      const trailing = [limitReached ? LIMIT_NOTE : "", guidance ?? ""].filter((t) => t !== "").join("\n\n");
       const call = {
         system,
-        messages: limitReached ? [...messages, { role: "user" as const, content: LIMIT_NOTE }] : messages,
+        messages: trailing === "" ? messages : [...messages, { role: "user" as const, content: trailing }],
         tools: limitReached ? [] : toolSpecs,
         maxTokens: options.maxTokens,
       };
@@ -329,6 +357,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         endRun = out.endRun;
       }
       lane.progress();
+      if (options.jit) noteToolCall(options.jit, call);
       await options.append([{ type: "tool_result", toolCallId: call.id, name: call.name, content, isError }]);
       messages.push({ role: "tool", toolCallId: call.id, name: call.name, content, isError });
       if (endRun) {
@@ -341,6 +370,29 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     const steered = (await options.takeSteered?.()) ?? [];
     for (const s of steered) messages.push({ role: "user", content: s });
   }
+}
+
+/**
+ * The JIT lines for model call `call`, recorded in the transcript, as one block; undefined when
+ * no rule fires (the quiet path allocates nothing but the snapshot).
+ */
+async function jitLines(
+  jit: RunJit,
+  call: number,
+  append: (payloads: TranscriptPayload[]) => Promise<void>,
+): Promise<string | undefined> {
+  const firings = jit.engine.evaluate(jit.tracker.beforeModelCall(jit.now()), jit.tracker.fired);
+  if (firings.length === 0) return undefined;
+  await append(firings.map((f) => ({ type: "jit" as const, rule: f.ruleId, line: f.line, call })));
+  jit.onFire?.(firings);
+  return `<context>\nFor this step:\n${firings.map((f) => `- ${f.line}`).join("\n")}\n</context>`;
+}
+
+/** Reports one tool call (run or refused) to the run's JIT counts. */
+function noteToolCall(jit: RunJit, call: ToolCall): void {
+  jit.tracker.toolCall(call.name, call.argumentsJson);
+  const items = jit.workItems?.();
+  if (items) jit.tracker.workItems(items.done, items.total, WORK_ITEM_WRITES.has(call.name));
 }
 
 /** The model kept calling tools after it was told the tool-call budget was spent. */

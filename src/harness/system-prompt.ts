@@ -5,8 +5,9 @@
  * fixed order (AGENTS, SOUL, IDENTITY, USER, TOOLS, then MEMORY.md in private chats only —
  * never in groups or shared channels), each scanned for injection and cut to a token budget,
  * the skills index, workspace facts. Then the cache boundary, then **volatile**: the
- * environment (date, time and timezone, channel and chat kind, who is speaking, the model),
- * today's and yesterday's daily notes, and what the turn brings (heartbeat or wake data).
+ * environment (date, time and timezone, channel and chat kind, who is speaking, the model; the
+ * tools missing here and why, the workspace's top level, work items), today's and yesterday's
+ * daily notes, and what the turn brings (heartbeat or wake data).
  *
  * The stable part is byte-identical while its inputs are unchanged: file reads go through a
  * (path, mtime, size) cache, lists are sorted, and the assembled text is cached by a signature
@@ -55,6 +56,8 @@ export interface PromptTurn {
   model: string;
   /** Extra volatile lines (heartbeat or wake data). */
   extra?: string | undefined;
+  /** The environment block (environment-context.ts): missing tools and why, the workspace, work items. */
+  environment?: string | undefined;
   /** What the turn is about (the newest message): memory is recalled for it in private chats. */
   query?: string | undefined;
 }
@@ -227,6 +230,7 @@ export class SystemPrompt {
         : "";
     return [
       `# This turn\n\n${env}`,
+      turn.environment ?? "",
       capped === "" ? "" : `# Daily notes\n\n${capped}`,
       recalled === "" ? "" : `# Recalled from memory (memory_get shows more)\n\n${recalled}`,
       turn.extra ?? "",

@@ -88,7 +88,9 @@ export function toChatMessages(all: readonly TranscriptEvent[]): ChatMessage[] {
       case "tool_result":
       case "notice":
       case "compaction":
-        // Results were placed with their call; notices are for people, not the model.
+      case "jit":
+        // Results were placed with their call; notices and JIT records are for people, not the
+        // model (a JIT line reached the one call it was meant for).
         break;
     }
   }

@@ -22,7 +22,14 @@ import {
 } from "../../harness/assignments/assignment-tools.js";
 import { contractGaps } from "../../harness/assignments/contract.js";
 import { handoffText } from "../../harness/assignments/handoff.js";
-import { type LiveRun, LiveRuns, assignmentHooks } from "../../harness/assignments/live-run.js";
+import {
+  type LiveRun,
+  LiveRuns,
+  assignmentHooks,
+  itemLine,
+  openItems,
+} from "../../harness/assignments/live-run.js";
+import type { RunInfo } from "../../harness/agent-session.js";
 import { recordLearning, recordedLine } from "../../harness/assignments/learning-log.js";
 import { ProjectFiles } from "../../harness/assignments/project-files.js";
 import type { TurnHooks } from "../../harness/hooks.js";
@@ -136,6 +143,24 @@ export class Assignments {
       learn: async (text, scope, source) => {
         const learning = { agentId: this.defaults.agentId, text, scope, source };
         return recordedLine(await recordLearning(store, this.#d.workspaceDir, learning, clock.now()));
+      },
+    };
+  }
+
+  /** A run in flight: its model-call limit and work items (JIT rules, the environment block). */
+  runInfo(runId: string): RunInfo | undefined {
+    const live = this.runs.get(runId);
+    if (!live) return undefined;
+    return {
+      maxModelCalls: live.assignment.limits.maxTurnsPerRun,
+      workItems: () => {
+        const items = live.assignment.items;
+        const open = openItems(items);
+        return {
+          done: items.length - open.length,
+          total: items.length,
+          open: open.map((i) => itemLine(i, 60)),
+        };
       },
     };
   }

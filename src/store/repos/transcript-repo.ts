@@ -47,7 +47,13 @@ export type TranscriptPayload =
       keepFromId: number;
       cleared: Record<string, string>;
       tokensBefore: number;
-    };
+    }
+  /**
+   * A just-in-time instruction (harness/jit/): before model call `call` of the run, rule `rule`
+   * fired and `line` was added to that call only. A record for people (`sessions show`, the
+   * control page); the model never reads it back.
+   */
+  | { type: "jit"; rule: string; line: string; call: number };
 
 /** Who wrote a trigger event. */
 export type TriggerOrigin = "heartbeat" | "cron" | "wake" | "subagent" | "assignment" | "continuation";
