@@ -41,11 +41,6 @@ async function gatewayWith(
   };
 }
 
-/** Everything the model was sent in request `index` (JSON text). */
-function requestText(sim: ModelSimulator, index: number): string {
-  return JSON.stringify((sim.requests[index]?.body as { messages?: unknown[] }).messages ?? []);
-}
-
 /** The last message of request `index`: after a tool call, the result the model was shown. */
 function lastMessage(sim: ModelSimulator, index: number): string {
   const body = sim.requests[index]?.body as { messages?: unknown[] } | undefined;
