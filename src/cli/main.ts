@@ -1,6 +1,6 @@
 /**
  * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, auth, usage,
- * logs, memory, cron, task, learnings, tools, mcp, help.
+ * logs, memory, cron, task, learnings, tools, mcp, hooks, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
 import { parseArgs } from "node:util";
