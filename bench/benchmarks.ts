@@ -37,4 +37,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "tool-guards", load: async () => (await import("./tool-guards.js")).toolGuards },
   { id: "web-fetch", load: async () => (await import("./web-fetch.js")).webFetchBench },
   { id: "jit", load: async () => (await import("./jit.js")).jitBench },
+  { id: "hooks", load: async () => (await import("./hooks.js")).hooksBench },
 ];

@@ -9,6 +9,7 @@ import { assignmentsModule } from "./assignments/module.js";
 import { cronModule } from "./cron/module.js";
 import { execModule } from "./exec/module.js";
 import { heartbeatModule } from "./heartbeat/module.js";
+import { hooksModule } from "./hooks/module.js";
 import { mcpModule } from "./mcp/module.js";
 import { memoryModule } from "./memory/module.js";
 import type { CapabilityModule } from "./types.js";
@@ -20,6 +21,8 @@ export const capabilityModules: readonly CapabilityModule[] = [
   assignmentsModule,
   cronModule,
   heartbeatModule,
+  // Before exec and mcp: they report the built-in command guard's verdicts to it.
+  hooksModule,
   execModule,
   webModule,
   mcpModule,

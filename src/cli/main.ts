@@ -1,6 +1,6 @@
 /**
  * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, auth, usage,
- * logs, memory, cron, task, learnings, tools, mcp, help.
+ * logs, memory, cron, task, learnings, tools, mcp, hooks, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
 import { parseArgs } from "node:util";
@@ -33,6 +33,7 @@ commands:
   learnings list | promote <id> | drop <id>: lessons agents reported, and MEMORY.md's ## Learned
   tools     list [--channel C] [--group] [--json]: what a turn there is offered (tools: policy)
   mcp       list [--json]: each MCP server (mcp.servers), started once: its state and tools
+  hooks     list [--json]: each hook by event (built-in command guard first), its last outcome
   help      show this text
   version   print the version (also --version)
 
@@ -106,6 +107,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   if (argv[0] === "learnings") return (await import("./learnings.js")).runLearnings(argv.slice(1));
   if (argv[0] === "tools") return (await import("./tools.js")).runTools(argv.slice(1));
   if (argv[0] === "mcp") return (await import("./mcp.js")).runMcp(argv.slice(1));
+  if (argv[0] === "hooks") return (await import("./hooks.js")).runHooks(argv.slice(1));
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

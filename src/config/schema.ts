@@ -24,6 +24,7 @@ import { assignmentsSettings } from "../capabilities/assignments/settings.js";
 import { cronSettings } from "../capabilities/cron/settings.js";
 import { heartbeatSettings } from "../capabilities/heartbeat/settings.js";
 import { mcpSettings } from "../capabilities/mcp/settings.js";
+import { hookSettings } from "../capabilities/hooks/settings.js";
 
 const port = z.number().int().min(0).max(65_535);
 
@@ -230,6 +231,8 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
     }),
     /** MCP servers whose tools the agent is offered (capabilities/mcp/settings.ts). */
     mcp: mcpSettings,
+    /** Programs run at fixed points of a turn (capabilities/hooks/settings.ts); default none. */
+    hooks: hookSettings,
     outbox: section({
       /** Replies older than this are expired instead of being sent late. */
       maxAgeMs: positiveMs.default(3_600_000),

@@ -162,6 +162,11 @@ export class GatewayMetrics {
   );
   readonly #extra: Metric[] = [];
 
+  /** Adds a metric a capability owns (rendered after the gateway's own). */
+  add(metric: { render(): string }): void {
+    this.#extra.push(metric);
+  }
+
   /** Adds a gauge read at scrape time. */
   gauge(name: string, help: string, collect: () => Array<[Labels, number]>): void {
     this.#extra.push(new Gauge(name, help, collect));

@@ -78,7 +78,21 @@ export interface TurnHooks {
    * and go on instead of stopping (bounded by the turn's limits), or undefined to stop.
    */
   beforeStop?(answer: string, turn: HookTurn): Promise<{ continueWith: string } | undefined>;
+  /**
+   * Once, before the first model call (after `transformContext`): `{ answer }` ends the run
+   * answered with that text and no model call (a configured beforeMessage hook replied or
+   * refused); `{ context }` goes on with that context (a note added); undefined goes on.
+   */
+  answerBefore?(context: TurnContext, turn: HookTurn): Promise<EarlyAnswer | undefined>;
+  /**
+   * The run answered (beforeStop let it stop, or `answerBefore` answered): called before the
+   * answer is returned to be committed, so the delivery waits for it. Must not throw.
+   */
+  afterAnswer?(answer: string, turn: HookTurn): Promise<void>;
 }
+
+/** What `answerBefore` decided: answer without the model, or go on with a changed context. */
+export type EarlyAnswer = { answer: string } | { context: TurnContext };
 
 /** Several hook sets as one: transforms chain in order, the first refusal or continuation wins. */
 export function composeHooks(sets: readonly TurnHooks[]): TurnHooks {
@@ -132,5 +146,30 @@ export function composeHooks(sets: readonly TurnHooks[]): TurnHooks {
       }
       return undefined;
     },
+    ...composeAnswerHooks(sets),
+  };
+}
+
+/** answerBefore and afterAnswer of several sets, present only when one of the sets has them. */
+function composeAnswerHooks(sets: readonly TurnHooks[]): Pick<TurnHooks, "answerBefore" | "afterAnswer"> {
+  const before = sets.filter((h) => h.answerBefore);
+  const after = sets.filter((h) => h.afterAnswer);
+  return {
+    ...(before.length > 0 && {
+      async answerBefore(context: TurnContext, turn: HookTurn): Promise<EarlyAnswer | undefined> {
+        let changed: TurnContext | undefined;
+        for (const h of before) {
+          const out = await h.answerBefore?.(changed ?? context, turn);
+          if (out && "answer" in out) return out;
+          if (out) changed = out.context;
+        }
+        return changed ? { context: changed } : undefined;
+      },
+    }),
+    ...(after.length > 0 && {
+      async afterAnswer(answer: string, turn: HookTurn): Promise<void> {
+        for (const h of after) await h.afterAnswer?.(answer, turn);
+      },
+    }),
   };
 }

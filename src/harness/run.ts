@@ -157,6 +157,18 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     error: ProviderError | Error | null,
   ): AgentRunResult => ({ outcome, final, usage, toolCalls, modelCalls, error, attempts, calls });
 
+  /** The run answers `text`: the afterAnswer hooks run first (delivery waits for them). */
+  const answered = async (text: string): Promise<AgentRunResult> => {
+    await hooks.afterAnswer?.(text, turn);
+    return result("answered", { type: "assistant", text, toolCalls: [] }, null);
+  };
+
+  if (hooks.answerBefore && !lane.signal.aborted) {
+    const early = await hooks.answerBefore({ system, messages }, turn);
+    if (early && "answer" in early) return answered(early.answer);
+    if (early) ({ system, messages } = early.context);
+  }
+
   for (;;) {
     if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
     const yieldReason = hooks.yieldBefore?.(turn, modelCalls);
@@ -299,7 +311,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       // Asked to answer without tools, it called tools anyway: one extra call is the bound.
       logger.warn({ calls: called.length }, "model called tools after the tool-call limit; ending the run");
       if (text.trim() === "") return result("failed", null, new ToolLimitError(options.maxToolCallsPerRun));
-      return result("answered", { type: "assistant", text, toolCalls: [] }, null);
+      return answered(text);
     }
     shrunk = false;
     const assistant: Extract<TranscriptPayload, { type: "assistant" }> = {
@@ -310,7 +322,10 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     if (called.length === 0) {
       const next =
         continuations < maxContinuations && !limitReached ? await hooks.beforeStop?.(text, turn) : undefined;
-      if (!next) return result("answered", assistant, null);
+      if (!next) {
+        await hooks.afterAnswer?.(text, turn);
+        return result("answered", assistant, null);
+      }
       // Not done yet: the answer and the nudge go on record, and the loop goes on.
       continuations++;
       await options.append([assistant, { type: "trigger", origin: "continuation", text: next.continueWith }]);

@@ -247,4 +247,35 @@ describe("runAgent", () => {
     expect(slotsDuringTool).toEqual([0]);
     expect(h.appended.map((p) => p.type)).toEqual(["assistant", "tool_result"]);
   });
+
+  it("answerBefore answers without a model call (afterAnswer runs first) or goes on with its context", async () => {
+    const h = harness();
+    const answered: string[] = [];
+    const early = await h.run({
+      provider: anthropic(),
+      hooks: {
+        answerBefore: async () => ({ answer: "closed today" }),
+        afterAnswer: async (answer) => void answered.push(answer),
+      },
+    });
+    expect(early.outcome).toBe("answered");
+    expect(early.final?.text).toBe("closed today");
+    expect(early.modelCalls).toBe(0);
+    expect(sim.requests).toHaveLength(0);
+    expect(answered).toEqual(["closed today"]);
+
+    sim.script({ text: "noted" });
+    const noted = await h.run({
+      provider: anthropic(),
+      hooks: {
+        answerBefore: async (ctx) => ({
+          context: { ...ctx, messages: [{ role: "user", content: "hello\n\n[hook] a note" }] },
+        }),
+        afterAnswer: async (answer) => void answered.push(answer),
+      },
+    });
+    expect(noted.final?.text).toBe("noted");
+    expect(JSON.stringify(sim.requests[0]?.body)).toContain("[hook] a note");
+    expect(answered).toEqual(["closed today", "noted"]);
+  });
 });

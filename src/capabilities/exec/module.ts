@@ -9,6 +9,7 @@ import { CommandRunner } from "../../harness/tools/exec/command-runner.js";
 import { ExecApprovals } from "../../harness/tools/exec/exec-approvals.js";
 import { type ExecToolOptions, execCommand, execTool } from "../../harness/tools/exec/exec-tool.js";
 import { type SandboxDecision, chooseSandbox } from "../../harness/tools/exec/sandbox-choice.js";
+import type { HooksCapability } from "../hooks/module.js";
 import type { Capability, CapabilityModule } from "../types.js";
 import { approvalHooks } from "./approval-hook.js";
 
@@ -16,7 +17,7 @@ import { approvalHooks } from "./approval-hook.js";
 export const execModule: CapabilityModule = {
   name: "exec",
   enabled: (config) => config.tools.exec.enabled,
-  create({ config, env, home, store, clock, workspaceDir }): Capability {
+  create({ config, env, home, store, clock, workspaceDir, capability }): Capability {
     const runner = new CommandRunner();
     const { sandbox: mode, network, approval } = config.tools.exec;
     // Decided at the first command, then kept: the probe spawns bwrap once.
@@ -36,6 +37,8 @@ export const execModule: CapabilityModule = {
       // The real home holds keys and tokens, the gateway's home its database: not for commands.
       hide: [...(env.HOME ? [env.HOME] : []), home],
       ...(approvals ? { approvals } : {}),
+      // The built-in guard's verdicts are recorded as the first beforeToolCall hook's.
+      onGuard: capability<HooksCapability>("hooks")?.guard,
     };
     const hooks = approvals
       ? [

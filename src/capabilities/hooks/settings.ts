@@ -1,8 +1,8 @@
 /**
  * `hooks` in the configuration: programs run at fixed points of a turn (hook-runner.ts decides
- * from their exit code). This is the settings fragment and the start-up check of the commands;
- * config/schema.ts does not place it yet (nothing runs the hooks until they are wired into
- * turns, and an accepted key that does nothing would mislead).
+ * from their exit code). This is the settings fragment (config/schema.ts places it at `hooks`)
+ * and the start-up check of the commands (the hooks module turns its problems into a
+ * ConfigError).
  */
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";

@@ -6,6 +6,7 @@
  */
 import path from "node:path";
 import type { Config } from "../../config/schema.js";
+import type { CommandGuardObserver } from "../../harness/tools/command-guard.js";
 import type { Clock } from "../../util/clock.js";
 import { ConfigError } from "../../util/config-error.js";
 import type { Logger } from "../../util/logger.js";
@@ -26,6 +27,8 @@ export interface McpServersContext {
   restart?: boolean;
   /** The configuration file, for the ConfigError. */
   file?: string | undefined;
+  /** Told of each command guard verdict of the servers' tools (the hooks capability). */
+  onGuard?: CommandGuardObserver | undefined;
 }
 
 /**
@@ -66,6 +69,7 @@ export function mcpToolSources(ctx: McpServersContext): McpToolSource[] {
         clock: ctx.clock,
         logger: ctx.logger.child({ name: `mcp.${name}` }),
         homeDir: ctx.env.HOME,
+        ...(ctx.onGuard && { onGuard: ctx.onGuard }),
         ...(ctx.restart === false ? { restart: false } : {}),
       }),
   );

@@ -4,6 +4,7 @@
  * `tools/list_changed`). A turn whose policy may offer `mcp:<server>` prepares it first: the
  * first such turn starts the server and waits for its listing (bounded by the start limit).
  */
+import type { CommandGuardObserver } from "../../harness/tools/command-guard.js";
 import type { ToolGroup } from "../../harness/tools/tool-groups.js";
 import type { ToolSource } from "../../harness/tools/tool-source.js";
 import type { Tool } from "../../harness/tools/types.js";
@@ -15,6 +16,8 @@ import { McpServerConnection, type McpServerConnectionOptions } from "./server-c
 export interface McpToolSourceOptions extends Omit<McpServerConnectionOptions, "onTools"> {
   /** `~` and $HOME for the command guard. */
   homeDir: string | undefined;
+  /** Told of each command guard verdict of its tools' calls. Default none. */
+  onGuard?: CommandGuardObserver | undefined;
   logger: Logger;
 }
 
@@ -36,6 +39,7 @@ export class McpToolSource implements ToolSource {
         const { tools, dropped } = mcpTools(listed, {
           server: options.name,
           homeDir: options.homeDir,
+          onGuard: options.onGuard,
           call: (tool, args, signal) => this.connection.call(tool, args, signal),
         });
         for (const d of dropped)

@@ -7,7 +7,7 @@
  * untrusted block, and an `isError` result is an error.
  */
 import { z } from "zod";
-import { checkCommand } from "../../harness/tools/command-guard.js";
+import { type CommandGuardObserver, checkCommand } from "../../harness/tools/command-guard.js";
 import { ToolError } from "../../harness/tools/tool-error.js";
 import type { JsonSchema } from "../../harness/tools/tool-schema.js";
 import type { Tool, ToolOutput } from "../../harness/tools/types.js";
@@ -30,6 +30,8 @@ export interface McpToolsContext {
   call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult>;
   /** `~` and $HOME for the command guard. */
   homeDir: string | undefined;
+  /** Told of each guard verdict (the hooks capability's record of the built-in guard). */
+  onGuard?: CommandGuardObserver | undefined;
 }
 
 /** A listed tool that is not offered, and why. */
@@ -117,10 +119,12 @@ function toTool(name: string, rawName: string, item: McpListedTool, ctx: McpTool
       for (const arg of commandArgs) {
         const value = args[arg];
         if (typeof value !== "string") continue;
+        const started = performance.now();
         const verdict = checkCommand(value, {
           workspaceDir: toolCtx.workspaceDir,
           homeDir: ctx.homeDir ?? toolCtx.workspaceDir,
         });
+        ctx.onGuard?.(verdict, performance.now() - started);
         if (verdict.type === "block") return { content: verdict.reason, isError: true };
       }
       let result: McpCallResult;

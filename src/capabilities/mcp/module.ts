@@ -5,6 +5,7 @@
  * configured but unused server costs no process and no SDK import. Stop ends every server
  * (doctor and `mcp list` start each once themselves: cli/doctor-tools.ts, cli/mcp.ts). Built only when servers are configured.
  */
+import type { HooksCapability } from "../hooks/module.js";
 import type { Capability, CapabilityModule } from "../types.js";
 import { mcpToolSources } from "./mcp-servers.js";
 
@@ -12,8 +13,10 @@ import { mcpToolSources } from "./mcp-servers.js";
 export const mcpModule: CapabilityModule = {
   name: "mcp",
   enabled: (config) => Object.keys(config.mcp.servers).length > 0,
-  create({ config, env, workspaceDir, clock, logger }): Capability {
+  create({ config, env, workspaceDir, clock, logger, capability }): Capability {
     const sources = mcpToolSources({
+      // The built-in guard's verdicts are recorded as the first beforeToolCall hook's.
+      onGuard: capability<HooksCapability>("hooks")?.guard,
       config,
       env,
       workspaceDir,

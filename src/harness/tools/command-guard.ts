@@ -16,6 +16,12 @@ import { type SimpleCommand, parseShell } from "./shell-parse.js";
 /** What checkCommand decided. A block names a stable rule id and one paragraph of reason. */
 export type CommandVerdict = { type: "allow" } | { type: "block"; rule: string; reason: string };
 
+/**
+ * Told of every verdict checkCommand gave a tool's command, with the time it took (the hooks
+ * capability records them as the built-in first beforeToolCall hook). Must not throw.
+ */
+export type CommandGuardObserver = (verdict: CommandVerdict, durationMs: number) => void;
+
 /** Where a command runs. */
 export interface CommandGuardContext {
   /** Absolute path of the agent workspace: recursive deletes are allowed only inside it. */

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { type CommandVerdict, checkCommand } from "../command-guard.js";
+import { type CommandGuardObserver, type CommandVerdict, checkCommand } from "../command-guard.js";
 import { ToolError } from "../tool-error.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
 import { untrustedBlock } from "../untrusted.js";
@@ -42,6 +42,8 @@ export interface ExecToolOptions {
    * Default none: a flagged command is refused with the guard's reason.
    */
   approvals?: ExecApprovals;
+  /** Told of each guard verdict (the hooks capability's record of the built-in guard). Default none. */
+  onGuard?: CommandGuardObserver | undefined;
 }
 
 const execParameters = z.strictObject({
@@ -73,11 +75,13 @@ export function execTool(options: ExecToolOptions): Tool<typeof execParameters> 
     parameters: execParameters,
     async run(args, ctx) {
       const cwd = path.resolve(ctx.workspaceDir, args.cwd ?? ".");
+      const started = performance.now();
       const verdict = checkCommand(args.command, {
         workspaceDir: ctx.workspaceDir,
         homeDir: options.env.HOME ?? ctx.workspaceDir,
         cwd,
       });
+      options.onGuard?.(verdict, performance.now() - started);
       if (verdict.type === "block") return flagged(options, args.command, cwd, verdict, ctx);
       return execCommand(options, {
         command: args.command,

@@ -57,4 +57,19 @@ describe("exec tool output", () => {
     expect(open?.length).toBe(`<<<untrusted source="exec ">>>`.length + 80);
     expect(text).toContain("(no output)");
   });
+
+  it("tells its guard observer each verdict with the time it took (the hooks list's built-in row)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "exec-tool-"));
+    const seen: Array<[string, number]> = [];
+    const tool = execTool({
+      runner: { run: async () => ok("") },
+      env: { HOME: dir },
+      onGuard: (verdict, ms) => seen.push([verdict.type === "block" ? verdict.rule : "allow", ms]),
+    });
+    const ctx = { workspaceDir: dir, sessionKey: "s", runId: "r", signal: new AbortController().signal };
+    await tool.run({ command: "ls" }, ctx);
+    await tool.run({ command: "rm -rf ~" }, ctx);
+    expect(seen.map(([v]) => v)).toEqual(["allow", "rm-recursive-outside-workspace"]);
+    expect(seen.every(([, ms]) => ms >= 0)).toBe(true);
+  });
 });
