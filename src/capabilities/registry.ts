@@ -11,6 +11,7 @@ import { execModule } from "./exec/module.js";
 import { heartbeatModule } from "./heartbeat/module.js";
 import { mcpModule } from "./mcp/module.js";
 import { memoryModule } from "./memory/module.js";
+import { modesModule } from "./modes/module.js";
 import type { CapabilityModule } from "./types.js";
 import { webModule } from "./web/module.js";
 
@@ -23,4 +24,5 @@ export const capabilityModules: readonly CapabilityModule[] = [
   execModule,
   webModule,
   mcpModule,
+  modesModule,
 ];
