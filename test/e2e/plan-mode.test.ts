@@ -15,7 +15,8 @@ import { ModelSimulator } from "../fakes/model-simulator.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
 
 const ENV = { PATH: process.env.PATH };
-const REFUSED = "was not run — plan mode: only read-only tools and write_file to PLAN.md; /execute leaves plan mode";
+const REFUSED =
+  "was not run — plan mode: only read-only tools and write_file to PLAN.md; /execute leaves plan mode";
 
 interface Body {
   system?: unknown;
@@ -24,7 +25,8 @@ interface Body {
 }
 
 const bodyOf = (sim: ModelSimulator, i: number): Body => (sim.requests[i]?.body ?? {}) as Body;
-const toolNames = (sim: ModelSimulator, i: number): string[] => (bodyOf(sim, i).tools ?? []).map((t) => t.name);
+const toolNames = (sim: ModelSimulator, i: number): string[] =>
+  (bodyOf(sim, i).tools ?? []).map((t) => t.name);
 /** The stable prompt's tool list lines (`- name: …`). */
 const listedTools = (sim: ModelSimulator, i: number): string[] =>
   [...JSON.stringify(bodyOf(sim, i).system).matchAll(/\\n- ([a-z_]+): /g)].map((m) => m[1] ?? "");
