@@ -67,12 +67,12 @@ describe("a turn's tools by mode", () => {
       "error (denied): write_file to notes.md was not run — plan mode: only read-only tools and write_file to PLAN.md; /execute leaves plan mode",
     );
     expect(existsSync(join(ws, "notes.md"))).toBe(false);
-    const escape = await plan.execute(
+    const climbing = await plan.execute(
       "write_file",
       JSON.stringify({ path: "../PLAN.md", content: "x" }),
       ctx,
     );
-    expect(escape.code).toBe("denied");
+    expect(climbing.code).toBe("denied");
     const written = await plan.execute(
       "write_file",
       JSON.stringify({ path: "PLAN.md", content: "1. look\n" }),
