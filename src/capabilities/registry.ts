@@ -12,6 +12,7 @@ import { heartbeatModule } from "./heartbeat/module.js";
 import { hooksModule } from "./hooks/module.js";
 import { mcpModule } from "./mcp/module.js";
 import { memoryModule } from "./memory/module.js";
+import { modesModule } from "./modes/module.js";
 import type { CapabilityModule } from "./types.js";
 import { webModule } from "./web/module.js";
 
@@ -26,4 +27,5 @@ export const capabilityModules: readonly CapabilityModule[] = [
   execModule,
   webModule,
   mcpModule,
+  modesModule,
 ];

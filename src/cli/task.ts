@@ -21,6 +21,8 @@ import {
 } from "../harness/assignments/assignments.js";
 import { describeCheck } from "../harness/assignments/contract.js";
 import { AssignmentInputError } from "../harness/assignments/errors.js";
+import { planFilePath } from "../harness/modes/plan-mode.js";
+import { startInPlanMode } from "../harness/modes/session-modes.js";
 import type { Assignment, AssignmentRun, ContractCheck } from "../store/repos/assignment-repo.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { count, formatTable, usd } from "./table.js";
@@ -32,10 +34,12 @@ const USAGE = `usage: switchyard task <action> [options]
 
   add     "<goal>" [--deliver <channel>:<account>:<chat>[:<thread>]]
           [--require-file PATH]... [--require-match "PATH=~REGEX"]... [--require-command "CMD"]...
-          [--max-runs N] [--json]
+          [--max-runs N] [--plan] [--json]
           start an assignment; --deliver: the chat that gets progress, questions and the
           summary (without it no messages are sent); --require-*: its contract (paths are
-          relative to the workspace; command checks need assignments.commandChecks: true)
+          relative to the workspace; command checks need assignments.commandChecks: true);
+          --plan: it starts in plan mode (read-only tools, writes projects/<id>/PLAN.md and
+          asks for approval; a yes switches it to execute mode)
   list    [--all] [--json]: open assignments (every one with --all), newest first
   show    <id> [--json]: one assignment: items, contract, question, last runs, totals
   cancel  <id>
@@ -49,6 +53,7 @@ const FLAGS = {
   "require-match": { type: "string", multiple: true },
   "require-command": { type: "string", multiple: true },
   "max-runs": { type: "string" },
+  plan: { type: "boolean", default: false },
   all: { type: "boolean", default: false },
   json: { type: "boolean", default: false },
   config: { type: "string" },
@@ -102,6 +107,8 @@ async function task(argv: string[]): Promise<number> {
     switch (action) {
       case "add": {
         const a = fresh as Assignment;
+        // In plan mode before its first run is queued: that run already plans.
+        if (v.plan) await startInPlanMode(store.sessions, a.sessionKey, now);
         await startAssignment(store, a, now);
         if (v.json) {
           out(JSON.stringify(a, null, 2));
@@ -115,6 +122,10 @@ async function task(argv: string[]): Promise<number> {
         );
         for (const c of a.contract) out(`  contract: ${describeCheck(c)}`);
         out(`  limits: ${a.limits.maxRuns} runs of at most ${a.limits.maxTurnsPerRun} model calls`);
+        if (v.plan)
+          out(
+            `  plan mode: it writes ${planFilePath(a.sessionKey)} and asks for approval before it changes anything`,
+          );
         out(`a running gateway starts it within a few seconds; follow it with: switchyard task show ${a.id}`);
         return 0;
       }

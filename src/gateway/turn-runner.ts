@@ -10,6 +10,7 @@ import type { AgentSession } from "../harness/agent-session.js";
 import type { ModelRouter } from "../harness/models/model-router.js";
 import type { AgentRunResult } from "../harness/run.js";
 import type { SessionFence } from "../store/repos/lease-repo.js";
+import type { SessionMode } from "../store/repos/session-repo.js";
 import type { CommitTurn, Store } from "../store/types.js";
 import { backoffDelayMs } from "../util/backoff.js";
 import type { Clock } from "../util/clock.js";
@@ -43,6 +44,12 @@ export interface TurnRunnerOptions {
   metrics: GatewayMetrics;
 }
 
+/** What a turn takes from its session row: the `/model` choice and the mode. */
+interface SessionSettings {
+  model: string | null;
+  mode: SessionMode;
+}
+
 /** commitTurn attempts before a turn's result is given up (full-jitter backoff from 0.5 s, capped). */
 const [COMMIT_ATTEMPTS, COMMIT_RETRY_BASE_MS, COMMIT_RETRY_MAX_MS] = [8, 500, 15_000] as const;
 
@@ -70,33 +77,36 @@ export class TurnRunner {
     // `running` and are redone after a restart, not retried at once against a failing disk.
     let keepLease = false;
     try {
-      const { sessionId, model } = await this.#session(sessionKey);
+      const { sessionId, model, mode } = await this.#session(sessionKey);
       const runId = newId("run");
       const turn = await source.prepare({ store, sessionKey, sessionId, runId, lease, now: clock.now() });
       if (!turn) return; // another turn (collect/steer) already took the messages
       const log = this.#o.logger.child({ runId, sessionKey, trigger: turn.trigger });
       log.debug({ inboxIds: turn.inboxIds }, "turn started");
       keepLease =
-        (await this.#execute(sessionKey, sessionId, runId, model, lease, turn, lane, log)) === "unsaved";
+        (await this.#execute(sessionKey, sessionId, runId, { model, mode }, lease, turn, lane, log)) ===
+        "unsaved";
     } finally {
       leases.release(sessionKey, lease, { keep: keepLease });
       events.emit({ type: "turn_ended", sessionKey });
     }
   }
 
-  async #session(sessionKey: string): Promise<{ sessionId: string; model: string | null }> {
+  async #session(
+    sessionKey: string,
+  ): Promise<{ sessionId: string; model: string | null; mode: SessionMode }> {
     const { store, clock } = this.#o;
     const session =
       (await store.sessions.get(sessionKey)) ??
       (await store.sessions.ensure(sessionKey, newId("ses"), null, clock.now()));
-    return { sessionId: session.sessionId, model: session.model ?? null };
+    return { sessionId: session.sessionId, model: session.model ?? null, mode: session.mode };
   }
 
   async #execute(
     sessionKey: string,
     sessionId: string,
     runId: string,
-    model: string | null,
+    settings: SessionSettings,
     lease: SessionFence,
     turn: PreparedTurn,
     lane: LaneTaskContext,
@@ -116,7 +126,7 @@ export class TurnRunner {
         sessionKey,
         sessionId,
         runId,
-        model,
+        settings,
         lease,
         turn,
         channel,
@@ -209,7 +219,7 @@ export class TurnRunner {
     sessionKey: string,
     sessionId: string,
     runId: string,
-    model: string | null,
+    { model, mode }: SessionSettings,
     lease: SessionFence,
     turn: PreparedTurn,
     channel: Channel | undefined,
@@ -226,6 +236,7 @@ export class TurnRunner {
         trigger: turn.trigger,
         origin: turn.runTrigger === "user" ? "human" : turn.runTrigger,
         modelOverride: model,
+        mode,
         chat: turn.chat,
         asker: {
           privateChat: turn.chat.privateChat,

@@ -6,6 +6,7 @@
  * answer (or the failure) is returned for the caller to commit with its replies.
  */
 import type { SessionFence } from "../store/repos/lease-repo.js";
+import type { SessionMode } from "../store/repos/session-repo.js";
 import type { TranscriptEvent, TranscriptPayload, TranscriptRepo } from "../store/repos/transcript-repo.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -23,6 +24,8 @@ import { TopLevelListing, environmentBlock } from "./environment-context.js";
 import type { JitEngine } from "./jit/jit-engine.js";
 import { JitRunTracker } from "./jit/jit-run-tracker.js";
 import type { JitFiring } from "./jit/types.js";
+import { modeContext } from "./modes/mode-context.js";
+import { toolsForMode } from "./modes/mode-tools.js";
 
 /** What started a turn. */
 export type TurnTrigger = "message" | "heartbeat" | "cron" | "wake" | "subagent" | "assignment";
@@ -80,6 +83,11 @@ export interface TurnSpec {
   origin?: UsageOrigin;
   /** The session's `/model` choice (strict: no fallback); null for the configured chain. */
   modelOverride?: string | null;
+  /**
+   * The session's mode (SessionRecord.mode); default normal. Plan mode narrows the tools offered
+   * and run (harness/modes/); plan and execute mode add a block to the volatile context.
+   */
+  mode?: SessionMode;
   /** Live text of the answer (someone is waiting for it). */
   onTextDelta?(text: string): void;
   /** The last `chars` characters of live text were discarded (a failed model attempt). */
@@ -180,7 +188,8 @@ export class AgentSession {
       );
       await append(repairs);
     }
-    const tools = spec.tools ?? o.tools;
+    const mode = spec.mode ?? "normal";
+    const tools = toolsForMode(spec.tools ?? o.tools, { mode, sessionKey, workspaceDir: o.workspaceDir });
     const chat = spec.chat ?? { privateChat: false, channel: "unknown", chatKind: "direct" as const };
     const model = o.router.currentRef?.(sessionKey, spec.modelOverride) ?? "unknown";
     const query = lastAsk(tail);
@@ -214,7 +223,9 @@ export class AgentSession {
     };
     // Orphaned calls read as interrupted in the conversation whether or not the repair is loaded.
     // The volatile tier rides on the newest user message: the system prompt stays cache-stable.
-    let context = { system: prompt.stable, messages: withVolatile(toChatMessages(tail), prompt.volatile) };
+    const modeBlock = await modeContext(mode, sessionKey, o.workspaceDir);
+    const volatile = modeBlock === "" ? prompt.volatile : `${prompt.volatile}\n\n${modeBlock}`;
+    let context = { system: prompt.stable, messages: withVolatile(toChatMessages(tail), volatile) };
     if (this.#hooks.transformContext) {
       context = await this.#hooks.transformContext(context, { ...turn, signal: spec.lane.signal });
     }

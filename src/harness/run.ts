@@ -50,7 +50,8 @@ export interface AgentRunOptions {
   system: string;
   /** Conversation so far (already repaired), ending with the new user message(s). */
   messages: ChatMessage[];
-  tools: ToolRegistry;
+  /** The turn's tools: a registry, or its view for the session's mode (harness/modes/mode-tools.ts). */
+  tools: Pick<ToolRegistry, "specs" | "execute">;
   workspaceDir: string;
   maxTokens: number;
   /** Tool calls allowed in this run (default 50); past it the model must answer without tools. */

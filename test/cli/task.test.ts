@@ -172,6 +172,24 @@ describe("switchyard task", () => {
     expect(wakes.map((w) => w.target)).toEqual([null]);
   });
 
+  it("--plan starts the assignment's session in plan mode, before its first run; without it, no session", async () => {
+    const s = setup();
+    const r = await task(s, "add", "Plan", "the", "move", "--plan");
+    expect([r.code, r.err]).toEqual([0, ""]);
+    const id = /^started assignment (t[a-z0-9]+):/m.exec(r.out)?.[1] ?? "";
+    expect(r.out).toContain(
+      `  plan mode: it writes projects/${id}/PLAN.md and asks for approval before it changes anything\n`,
+    );
+    const [a] = await all(s.home);
+    expect(a?.goal).toBe("Plan the move");
+    expect(await withStore(s.home, async (st) => (await st.sessions.get(a?.sessionKey ?? ""))?.mode)).toBe(
+      "plan",
+    );
+    const plain = await addOne(s, "Just do it");
+    const b = (await all(s.home)).find((x) => x.id === plain);
+    expect(await withStore(s.home, (st) => st.sessions.get(b?.sessionKey ?? ""))).toBeUndefined();
+  });
+
   it("names the field of every bad input, exits 2 and stores nothing", async () => {
     const s = setup();
     const bad: Array<[string[], RegExp]> = [

@@ -250,6 +250,34 @@ describe("openSqliteStore", () => {
     }
   });
 
+  it("v15 reads sessions from before as normal mode; a mode survives close and reopen; an unknown mode is refused", async () => {
+    const path = freshPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    const raw = new BetterSqlite3(path);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 14)) raw.exec(m.sql);
+    raw.pragma("user_version = 14");
+    raw
+      .prepare(
+        "INSERT INTO sessions (session_key, session_id, last_target, created_at, updated_at) VALUES ('console:me', 'ses-1', NULL, 1, 1)",
+      )
+      .run();
+    raw.close();
+
+    const first = openSqliteStore({ path });
+    expect(await first.sessions.get("console:me")).toMatchObject({ sessionId: "ses-1", mode: "normal" });
+    expect(await first.sessions.setMode("console:me", "plan", 2)).toBe(true);
+    const bogus = "drafting" as unknown as Parameters<typeof first.sessions.setMode>[1];
+    await expect(first.sessions.setMode("console:me", bogus, 3)).rejects.toThrow(StoreError);
+    first.close();
+
+    const second = openSqliteStore({ path });
+    try {
+      expect(await second.sessions.get("console:me")).toMatchObject({ mode: "plan", updatedAt: 2 });
+    } finally {
+      second.close();
+    }
+  });
+
   it("keeps data across close and reopen", async () => {
     const path = freshPath();
     const first = openSqliteStore({ path });

@@ -13,13 +13,16 @@ import {
 } from "../../harness/assignments/assignments.js";
 import { AssignmentInputError } from "../../harness/assignments/errors.js";
 import { firstLine } from "../../harness/assignments/project-files.js";
+import { planFilePath } from "../../harness/modes/plan-mode.js";
+import { startInPlanMode } from "../../harness/modes/session-modes.js";
 import { ToolError } from "../../harness/tools/tool-error.js";
 import type { Tool } from "../../harness/tools/types.js";
 import type { ExtraCommand } from "../../gateway/commands.js";
 import type { ContractCheck } from "../../store/repos/assignment-repo.js";
 import type { Assignments } from "./assignments.js";
 
-const USAGE = "Usage: /task <goal> starts an assignment; /task cancel <id> stops one; /tasks lists them.";
+const USAGE =
+  "Usage: /task <goal> starts an assignment (/task --plan <goal>: it plans first, for your approval); /task cancel <id> stops one; /tasks lists them.";
 
 /** The same chat: channel, account, chat and thread. */
 function sameChat(a: ChatTarget | null, b: ChatTarget): boolean {
@@ -59,11 +62,18 @@ export function taskCommands(tasks: Assignments): ExtraCommand[] {
           return `⏹ Task ${a.id} cancelled: ${firstLine(a.goal, 80)}`;
         }
         const privateChat = from.isDirect && from.chat.channel !== "http";
-        const input = { goal: text, owner: from.chat, requestedBy: from.senderId, privateChat };
+        const planned = /^--plan(?:\s+|$)/i.exec(text);
+        const goal = planned ? text.slice(planned[0].length) : text;
+        const input = { goal, owner: from.chat, requestedBy: from.senderId, privateChat };
         const a = newAssignment(input, tasks.defaults, clock.now());
+        // In plan mode before its first run is queued: that run already plans.
+        if (planned) await startInPlanMode(store.sessions, a.sessionKey, clock.now());
         await startAssignment(store, a, clock.now());
         tasks.deps.poke(true);
-        return `🗂 Task ${a.id} started: ${firstLine(a.goal, 100)}\nI work on it in the background and report here. /tasks lists tasks; /task cancel ${a.id} stops it.`;
+        const how = planned
+          ? `I write a plan first (${planFilePath(a.sessionKey)}) and ask you to approve it; your yes starts the work.`
+          : "I work on it in the background and report here.";
+        return `🗂 Task ${a.id} started: ${firstLine(a.goal, 100)}\n${how} /tasks lists tasks; /task cancel ${a.id} stops it.`;
       } catch (err) {
         if (err instanceof AssignmentInputError) return `Cannot do that: ${err.message}`;
         throw err;

@@ -33,6 +33,7 @@ import type { RunInfo } from "../../harness/agent-session.js";
 import { recordLearning, recordedLine } from "../../harness/assignments/learning-log.js";
 import { ProjectFiles } from "../../harness/assignments/project-files.js";
 import type { TurnHooks } from "../../harness/hooks.js";
+import { approvePlanOnAnswer } from "../../harness/modes/session-modes.js";
 import type { ToolRegistry } from "../../harness/tools/registry.js";
 import type { Tool } from "../../harness/tools/types.js";
 import type { ChannelDirectory } from "../../gateway/channel-directory.js";
@@ -274,6 +275,8 @@ export class Assignments {
     const resume = a.question?.answer !== undefined ? a.question : null;
     let inputs: TranscriptPayload[];
     if (resume) {
+      // The owner's yes to a plan asked for in plan mode: this run follows it (execute mode).
+      await approvePlanOnAnswer(store.sessions, a.sessionKey, resume, clock.now());
       inputs = [
         {
           type: "tool_result",

@@ -4,6 +4,13 @@
  */
 import type { ChatTarget } from "../../channels/types.js";
 
+/**
+ * How a session's turns work. `normal`: every tool the policy allows. `plan`: only read-only
+ * tools and write_file to the session's PLAN.md are offered and run (harness/modes/). `execute`:
+ * following an approved plan (PLAN.md rides in each turn's context), every tool again.
+ */
+export type SessionMode = "normal" | "plan" | "execute";
+
 /** One session key and its current session id. */
 export interface SessionRecord {
   sessionKey: string;
@@ -12,6 +19,8 @@ export interface SessionRecord {
   lastTarget: ChatTarget | null;
   /** The model a person chose with `/model <ref>` (strict: no fallback); null for the configured chain. */
   model: string | null;
+  /** The session's mode (`/plan`, `/execute`, `/mode normal`); a new session is `normal`. */
+  mode: SessionMode;
   createdAt: number;
   updatedAt: number;
 }
@@ -52,11 +61,13 @@ export interface SessionRepo {
     now: number,
   ): Promise<SessionRecord>;
   get(sessionKey: string): Promise<SessionRecord | undefined>;
-  /** Starts a fresh session id under the key (`/new`); keeps its `lastTarget` and `model`. */
+  /** Starts a fresh session id under the key (`/new`); keeps its `lastTarget`, `model` and `mode`. */
   reset(sessionKey: string, newSessionId: string, now: number): Promise<SessionRecord>;
   count(): Promise<number>;
   /** Sets (a model reference) or clears (null) the session's chosen model; creates no session. Returns false when the key has no session. */
   setModel(sessionKey: string, model: string | null, now: number): Promise<boolean>;
+  /** Sets the session's mode; creates no session. Returns false when the key has no session. */
+  setMode(sessionKey: string, mode: SessionMode, now: number): Promise<boolean>;
   /**
    * The chat the agent was most recently addressed from directly (the newest `lastTarget` of
    * any session), where scheduled work (heartbeats) reports; undefined before any.

@@ -7,6 +7,7 @@ import { StoreError } from "../store-error.js";
 import { ASSIGNMENT_MIGRATIONS } from "./migrations-assignments.js";
 import { SCHEDULER_MIGRATIONS } from "./migrations-scheduler.js";
 import { CRASH_MIGRATIONS } from "./migrations-crash.js";
+import { MODE_MIGRATIONS } from "./migrations-modes.js";
 
 import type { Migration } from "./migration.js";
 
@@ -314,6 +315,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...SCHEDULER_MIGRATIONS,
   ...ASSIGNMENT_MIGRATIONS,
   ...CRASH_MIGRATIONS,
+  ...MODE_MIGRATIONS,
 ];
 
 /** The newest schema version this code knows. */

@@ -1,10 +1,10 @@
 /**
  * Sessions in SQLite: one row per session key holding its current session id, the chat it was
- * last addressed from and the model a person chose for it.
+ * last addressed from, the model a person chose for it and its mode.
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { ChatTarget } from "../../channels/types.js";
-import type { SessionRecord, SessionRepo, SessionSummary } from "../repos/session-repo.js";
+import type { SessionMode, SessionRecord, SessionRepo, SessionSummary } from "../repos/session-repo.js";
 import { guard } from "./errors.js";
 
 interface SessionRow {
@@ -12,6 +12,7 @@ interface SessionRow {
   session_id: string;
   last_target: string | null;
   model: string | null;
+  mode: SessionMode;
   created_at: number;
   updated_at: number;
 }
@@ -61,7 +62,7 @@ const LIST_SQL = `
 /**
  * SessionRepo over one better-sqlite3 connection. `ensure` on an existing session keeps its
  * session id and, when given a target, records it as the new `lastTarget`. `reset` creates
- * the session if it does not exist yet, and keeps an existing one's `lastTarget` and `model`.
+ * the session if it does not exist yet, and keeps an existing one's `lastTarget`, `model` and `mode`.
  */
 export class SqliteSessionRepo implements SessionRepo {
   readonly #db: Database;
@@ -76,6 +77,7 @@ export class SqliteSessionRepo implements SessionRepo {
   readonly #keyForTarget: Statement<[string, string, string, string], { session_key: string }>;
   readonly #setTarget: Statement<[string, number, string]>;
   readonly #setModel: Statement<[string | null, number, string]>;
+  readonly #setMode: Statement<[SessionMode, number, string]>;
   readonly #list: Statement<[number], SummaryRow>;
 
   constructor(db: Database, path: string) {
@@ -107,6 +109,7 @@ export class SqliteSessionRepo implements SessionRepo {
     );
     this.#setTarget = db.prepare("UPDATE sessions SET last_target = ?, updated_at = ? WHERE session_key = ?");
     this.#setModel = db.prepare("UPDATE sessions SET model = ?, updated_at = ? WHERE session_key = ?");
+    this.#setMode = db.prepare("UPDATE sessions SET mode = ?, updated_at = ? WHERE session_key = ?");
     this.#list = db.prepare(LIST_SQL);
   }
 
@@ -171,6 +174,10 @@ export class SqliteSessionRepo implements SessionRepo {
     return guard(this.#path, () => this.#setModel.run(model, now, sessionKey).changes > 0);
   }
 
+  async setMode(sessionKey: string, mode: SessionMode, now: number): Promise<boolean> {
+    return guard(this.#path, () => this.#setMode.run(mode, now, sessionKey).changes > 0);
+  }
+
   async count(): Promise<number> {
     return guard(this.#path, () => this.#count.get()?.n ?? 0);
   }
@@ -194,6 +201,7 @@ function toSessionRecord(row: SessionRow): SessionRecord {
     sessionId: row.session_id,
     lastTarget: row.last_target === null ? null : (JSON.parse(row.last_target) as ChatTarget),
     model: row.model,
+    mode: row.mode,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -32,6 +32,7 @@ export function sessionsContract(ctx: StoreContext): void {
         sessionId: "ses-1",
         lastTarget: chat("c1"),
         model: null,
+        mode: "normal",
         createdAt: T0,
         updatedAt: T0,
       });
@@ -73,6 +74,30 @@ export function sessionsContract(ctx: StoreContext): void {
         updatedAt: T0 + 4,
       });
       expect(await store.sessions.count()).toBe(1);
+    });
+
+    it("setMode sets a session's mode; new sessions are normal; ensure, reset and setModel keep it; it creates no session", async () => {
+      expect(await store.sessions.setMode("k", "plan", T0)).toBe(false);
+      expect(await store.sessions.get("k")).toBeUndefined();
+      expect((await store.sessions.ensure("k", "ses-1", chat("c1"), T0)).mode).toBe("normal");
+      expect((await store.sessions.reset("fresh", "ses-f", T0)).mode).toBe("normal");
+      expect(await store.sessions.setMode("k", "plan", T0 + 1)).toBe(true);
+      expect(await store.sessions.get("k")).toMatchObject({ mode: "plan", updatedAt: T0 + 1 });
+      expect((await store.sessions.ensure("k", "ses-2", chat("c2"), T0 + 2)).mode).toBe("plan");
+      // `/new` (and each fresh assignment run) keeps the mode: it is the session's, not the transcript's.
+      expect((await store.sessions.reset("k", "ses-3", T0 + 3)).mode).toBe("plan");
+      await store.sessions.setModel("k", "openai/gpt-x", T0 + 4);
+      expect(await store.sessions.setMode("k", "execute", T0 + 5)).toBe(true);
+      expect(await store.sessions.get("k")).toMatchObject({
+        sessionId: "ses-3",
+        model: "openai/gpt-x",
+        mode: "execute",
+        updatedAt: T0 + 5,
+      });
+      expect(await store.sessions.setMode("k", "normal", T0 + 6)).toBe(true);
+      expect((await store.sessions.get("k"))?.mode).toBe("normal");
+      expect((await store.sessions.get("fresh"))?.mode).toBe("normal");
+      expect(await store.sessions.count()).toBe(2);
     });
 
     it("list summarises each key: channel, last activity, messages, running; most recent first", async () => {

@@ -18,6 +18,15 @@ export const OWNER_APPROVAL_TTL_MS = 7 * 24 * 3_600_000;
 /** An owner's answer that approves: it starts with yes, ok, approve(d), sure, go ahead or do it. */
 const YES = /^\s*(?:yes|y|ok|okay|approved?|sure|go ahead|do it)\b/i;
 
+/**
+ * Whether an owner's answer approves: it starts with yes, ok, approve(d), sure, go ahead or do
+ * it (case-insensitive); anything else, "no" or changes asked for, does not. One rule for every
+ * approval an owner answers (exec commands, plans).
+ */
+export function isApproval(answer: string): boolean {
+  return YES.test(answer);
+}
+
 /** One flagged command waiting for its person. */
 export interface ApprovalRequest {
   /** `ap-` and 8 hex digits: short enough to type. */
