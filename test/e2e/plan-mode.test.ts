@@ -98,7 +98,9 @@ describe("plan and execute modes over /v1/chat", () => {
     expect(lastUser(sim, first)).toContain("Write the plan into PLAN.md");
     expect(JSON.stringify(bodyOf(sim, first).system)).not.toContain("Mode: plan");
     // The environment block says which tools the mode withholds, and how to get them back.
-    expect(lastUser(sim, first)).toMatch(/Not available here: [^(]*edit_file[^(]*\(plan mode: \/execute leaves it\)/);
+    expect(lastUser(sim, first)).toMatch(
+      /Not available here: [^(]*edit_file[^(]*\(plan mode: \/execute leaves it\)/,
+    );
     // Layer 3: called anyway, refused naming the mode; nothing ran; PLAN.md was written.
     const results = JSON.stringify(bodyOf(sim, first + 1).messages?.at(-1));
     expect(results).toContain(`error (denied): write_file to notes.md ${REFUSED}`);
