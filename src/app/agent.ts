@@ -136,6 +136,7 @@ export function buildAgent(
     limits: {
       maxTokens: agent.maxTokens,
       maxToolCallsPerRun: agent.maxToolCallsPerRun,
+      maxParallelTools: agent.maxParallelTools,
       historyLimit: agent.historyLimit,
     },
     prompt,

@@ -12,6 +12,7 @@ import { modelLimitsSettings } from "../harness/context/model-limits.js";
 import { section } from "../util/zod-sections.js";
 import { TOOL_PROFILES, type ToolProfile } from "../harness/tools/tool-groups.js";
 import { DEFAULT_TOOL_POLICY, toolPolicyProblems } from "../harness/tools/tool-policy.js";
+import { DEFAULT_MAX_PARALLEL_TOOLS, MAX_PARALLEL_TOOLS } from "../harness/tools/parallel-plan.js";
 import {
   limitsSettings,
   pricesSettings,
@@ -115,6 +116,11 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       workspace: z.string().min(1).optional(),
       maxTokens: z.number().int().positive().default(4096),
       maxToolCallsPerRun: z.number().int().positive().default(50),
+      /**
+       * Read-only calls (and spawn_agent) of one model turn run this many at once; any other call
+       * runs alone, in the model's order (harness/tools/parallel-plan.ts). 1: one after another.
+       */
+      maxParallelTools: z.number().int().min(1).max(MAX_PARALLEL_TOOLS).default(DEFAULT_MAX_PARALLEL_TOOLS),
       /**
        * Tool-loop detection: the same call with the same result `warnAt` times warns the model,
        * `stopAt` times ends the run as stalled; two calls alternating unchanged end it at

@@ -36,6 +36,8 @@ export interface TurnLimits {
   maxTokens: number;
   /** Tool calls per turn; past it the model must answer without tools. */
   maxToolCallsPerRun: number;
+  /** Parallel-safe calls of one model turn run at once (runAgent's maxParallelTools); default 4. */
+  maxParallelTools?: number;
   /** Transcript events loaded as the conversation. */
   historyLimit: number;
 }
@@ -239,6 +241,7 @@ export class AgentSession {
       workspaceDir: o.workspaceDir,
       maxTokens: limits.maxTokens,
       maxToolCallsPerRun: limits.maxToolCallsPerRun,
+      ...(limits.maxParallelTools !== undefined ? { maxParallelTools: limits.maxParallelTools } : {}),
       lane: spec.lane,
       logger: log,
       append,

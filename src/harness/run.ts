@@ -8,7 +8,7 @@
  */
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Logger } from "../util/logger.js";
-import type { HookTurn, ToolOutcome, TurnHooks } from "./hooks.js";
+import type { HookTurn, TurnHooks } from "./hooks.js";
 import type { AttemptRecord, ModelCallUsage } from "../store/repos/run-repo.js";
 import type { UsageOrigin } from "../store/repos/usage-repo.js";
 import type { ModelAccess } from "./models/model-router.js";
@@ -17,6 +17,8 @@ import type { ChatMessage, TokenUsage, ToolCall } from "./providers/types.js";
 import type { ProviderError } from "./providers/provider-error.js";
 import { ZERO_USAGE, addUsage } from "./providers/usage.js";
 import type { ToolRegistry } from "./tools/registry.js";
+import { DEFAULT_MAX_PARALLEL_TOOLS, checkMaxParallelTools } from "./tools/parallel-plan.js";
+import { runToolCalls } from "./run-tool-calls.js";
 import type { Asker, ReplyTarget } from "./tools/types.js";
 import type { JitEngine } from "./jit/jit-engine.js";
 import type { JitRunTracker } from "./jit/jit-run-tracker.js";
@@ -56,6 +58,11 @@ export interface AgentRunOptions {
   maxTokens: number;
   /** Tool calls allowed in this run (default 50); past it the model must answer without tools. */
   maxToolCallsPerRun: number;
+  /**
+   * Parallel-safe calls of one model turn run this many at once (tools/parallel-plan.ts);
+   * default 4; 1 runs every call alone, in order. Not an integer of at least 1: a RangeError.
+   */
+  maxParallelTools?: number;
   lane: RunLaneContext;
   /** Durable append of events as they happen. */
   append(payloads: TranscriptPayload[]): Promise<void>;
@@ -129,6 +136,7 @@ const WORK_ITEM_WRITES: ReadonlySet<string> = new Set(["work_item_add", "work_it
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
   const { lane, router, logger } = options;
   const hooks = options.hooks ?? {};
+  const maxParallelTools = checkMaxParallelTools(options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS);
   /** What the provider counted for the last call's input: the truth estimates are corrected by. */
   let lastInput: number | undefined;
   const turn: HookTurn = { ...options.turn, signal: lane.signal, lastInputTokens: () => lastInput };
@@ -340,46 +348,38 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     await options.append([assistant]);
     messages.push({ role: "assistant", content: text, toolCalls: called });
 
-    for (const call of called) {
-      let content: string;
-      let isError: boolean;
-      let endRun: Error | undefined;
-      if (lane.signal.aborted) return result("aborted", null, abortError(lane.signal));
-      if (toolCalls >= options.maxToolCallsPerRun) {
-        limitReached = true;
-        content = `error: not run — the limit of ${options.maxToolCallsPerRun} tool calls per turn is reached.`;
-        isError = true;
-      } else {
-        toolCalls++;
-        // A tool's own timeout bounds it; starting one is progress, so the watchdog (which must
-        // be longer than the tool timeout) does not kill a run for a long but bounded tool.
-        lane.progress();
-        const blocked = await hooks.beforeToolCall?.(call, turn);
-        let out: ToolOutcome = blocked
-          ? { content: `error: not run — ${blocked.block}`, isError: true }
-          : await options.tools.execute(call.name, call.argumentsJson, {
-              workspaceDir: options.workspaceDir,
-              sessionKey: options.sessionKey,
-              runId: options.runId,
-              toolCallId: call.id,
-              signal: lane.signal,
-              trigger: turn.trigger,
-              ...(options.replyTarget ? { replyTarget: options.replyTarget } : {}),
-              ...(options.asker ? { asker: options.asker } : {}),
-            });
-        if (hooks.afterToolCall) out = await hooks.afterToolCall(call, out, turn);
-        content = out.content;
-        isError = out.isError;
-        endRun = out.endRun;
-      }
-      lane.progress();
-      if (options.jit) noteToolCall(options.jit, call);
-      await options.append([{ type: "tool_result", toolCallId: call.id, name: call.name, content, isError }]);
-      messages.push({ role: "tool", toolCallId: call.id, name: call.name, content, isError });
-      if (endRun) {
-        logger.warn({ tool: call.name, err: endRun.message }, "run ended by a tool-call hook");
-        return result("failed", null, endRun);
-      }
+    const ran = await runToolCalls({
+      calls: called,
+      made: toolCalls,
+      maxToolCallsPerRun: options.maxToolCallsPerRun,
+      maxParallelTools,
+      tools: options.tools,
+      hooks,
+      turn,
+      lane,
+      context: {
+        workspaceDir: options.workspaceDir,
+        sessionKey: options.sessionKey,
+        runId: options.runId,
+        signal: lane.signal,
+        trigger: turn.trigger,
+        ...(options.replyTarget ? { replyTarget: options.replyTarget } : {}),
+        ...(options.asker ? { asker: options.asker } : {}),
+      },
+      record: async (results) => {
+        if (options.jit) for (const r of results) noteToolCall(options.jit, r.call);
+        const events = results.map(({ call, ...r }) => ({ toolCallId: call.id, name: call.name, ...r }));
+        await options.append(events.map((e) => ({ type: "tool_result" as const, ...e })));
+        for (const e of events) messages.push({ role: "tool", ...e });
+      },
+    });
+    toolCalls = ran.made;
+    if (ran.limitReached) limitReached = true;
+    if (ran.stopped?.reason === "aborted") return result("aborted", null, abortError(lane.signal));
+    if (ran.stopped?.reason === "end_run") {
+      const { tool, error } = ran.stopped;
+      logger.warn({ tool, err: error.message }, "run ended by a tool-call hook");
+      return result("failed", null, error);
     }
     if (toolCalls >= options.maxToolCallsPerRun) limitReached = true;
 

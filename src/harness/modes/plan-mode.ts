@@ -10,6 +10,7 @@ import { isAssignmentSession } from "../assignments/assignments.js";
 import { projectDir } from "../assignments/project-files.js";
 import { resolveInWorkspace } from "../tools/file-tools.js";
 import type { ToolGroup } from "../tools/tool-groups.js";
+import { READ_ONLY_TOOL_NAMES } from "../tools/read-only-tools.js";
 
 /** The plan file's name. */
 export const PLAN_FILE = "PLAN.md";
@@ -18,23 +19,14 @@ export const PLAN_FILE = "PLAN.md";
 export const PLAN_WRITE_TOOL = "write_file";
 
 /**
- * The built-in tools plan mode offers besides write_file: they read (files, memory, skills,
- * schedules, work items, the web) or talk to the owner and end the run (ask_owner,
+ * The built-in tools plan mode offers besides write_file: they read (READ_ONLY_TOOL_NAMES: files,
+ * memory, skills, schedules, work items, the web) or talk to the owner and end the run (ask_owner,
  * request_approval — how an assignment gets its plan approved —, end_run, heartbeat_ok); none
  * changes files, memory, schedules or work items. exec, MCP tools and every other tool are
  * neither offered nor run.
  */
 export const PLAN_MODE_TOOLS: ReadonlySet<string> = new Set([
-  "read_file",
-  "list_files",
-  "memory_search",
-  "memory_get",
-  "skill",
-  "cron_list",
-  "list_wakes",
-  "work_item_list",
-  "web_fetch",
-  "web_search",
+  ...READ_ONLY_TOOL_NAMES,
   "ask_owner",
   "request_approval",
   "end_run",
