@@ -32,6 +32,7 @@ describe("config", () => {
     expect(config.session.queueMode).toBe("followup");
     expect(config.outbox.maxAgeMs).toBe(3_600_000);
     expect(config.agent.maxToolCallsPerRun).toBe(50);
+    expect(config.agent.maxParallelTools).toBe(4);
     expect(config.agent.progressTimeoutMs).toBe(120_000);
   });
 
@@ -195,6 +196,12 @@ describe("config", () => {
       "gateway.port: found 99999, expected at most 65535",
     ]);
     expect(issuesOf("gateway:\n  port: abc\n")).toEqual(['gateway.port: found "abc", expected number']);
+    expect(issuesOf("agent:\n  maxParallelTools: 0\n")).toEqual([
+      "agent.maxParallelTools: found 0, expected at least 1",
+    ]);
+    expect(issuesOf("agent:\n  maxParallelTools: 17\n")).toEqual([
+      "agent.maxParallelTools: found 17, expected at most 16",
+    ]);
     expect(issuesOf("session:\n  queueMode: fast\n")).toEqual([
       'session.queueMode: found "fast", expected one of "followup", "collect", "steer"',
     ]);
