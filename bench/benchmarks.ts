@@ -38,4 +38,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "web-fetch", load: async () => (await import("./web-fetch.js")).webFetchBench },
   { id: "jit", load: async () => (await import("./jit.js")).jitBench },
   { id: "hooks", load: async () => (await import("./hooks.js")).hooksBench },
+  { id: "parallel-tools", load: async () => (await import("./parallel-tools.js")).parallelTools },
 ];

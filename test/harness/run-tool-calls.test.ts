@@ -72,7 +72,8 @@ function gatedTools(names: string[], gated: ReadonlySet<string>) {
       description: name,
       groups: [],
       parameters: z.strictObject({ id: z.string() }),
-      run: async ({ id }) => {
+      run: async (args) => {
+        const id = String(args.id);
         log.push(`start ${id}`);
         state.inFlight++;
         state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
