@@ -303,6 +303,30 @@ describe("parallel tool calls", () => {
     expect(recorded(appended)).toEqual(["r1: result of r1", "r2: error: not run — not this one"]);
   });
 
+  it("a hook that throws fails the run only once the batch's other calls have finished", async () => {
+    const t = gatedTools(["read_file"], new Set(["r1"]));
+    const provider = new ScriptedProvider([
+      turn(["read_file", "r1"], ["read_file", "r2"], ["read_file", "r3"]),
+    ]);
+    const hooks: TurnHooks = {
+      beforeToolCall: async (call: ToolCall) => {
+        if (call.id === "r2") throw new Error("hook broke");
+        return undefined;
+      },
+    };
+    let settled = false;
+    const { result } = run(provider, t.tools, { hooks });
+    const watched = result.then(
+      () => void (settled = true),
+      () => void (settled = true),
+    );
+    await until(() => t.started("r1") && t.started("r3"), "r1 and r3 in flight");
+    expect(settled).toBe(false); // r1 still runs: nothing is left behind unobserved
+    t.open("r1");
+    await expect(result).rejects.toThrow("hook broke");
+    await watched;
+  });
+
   it("runs spawn_agent calls together, and an exec or MCP call alone", async () => {
     const t = gatedTools(["spawn_agent", "exec", "docs__search"], new Set(["s1", "s2", "e", "m"]));
     const provider = new ScriptedProvider([
