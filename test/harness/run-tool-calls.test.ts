@@ -316,10 +316,10 @@ describe("parallel tool calls", () => {
     };
     let settled = false;
     const { result } = run(provider, t.tools, { hooks });
-    const watched = result.then(
-      () => void (settled = true),
-      () => void (settled = true),
-    );
+    const settle = () => {
+      settled = true;
+    };
+    const watched = result.then(settle, settle);
     await until(() => t.started("r1") && t.started("r3"), "r1 and r3 in flight");
     expect(settled).toBe(false); // r1 still runs: nothing is left behind unobserved
     t.open("r1");
