@@ -142,21 +142,18 @@ describe("scanContextFile", () => {
     );
   });
 
-  it("scans 20 KB quickly, and pathological input in bounded time", () => {
+  // No wall-clock assertion (they flake on a loaded machine; speed belongs to `npm run bench`). A
+  // runaway pattern (catastrophic backtracking) on these inputs would take minutes, far past this
+  // test's timeout, so finishing at all is the check.
+  it("scans 20 KB and pathological input to completion", { timeout: 20_000 }, () => {
     const paragraph =
       "The agent keeps notes about the owner's projects and shares a short summary when asked. " +
       "Post updates to the team channel; send reminders before meetings. See https://example.com/docs?x=1. ";
     const file = paragraph.repeat(Math.ceil(20_000 / paragraph.length)).slice(0, 20_000);
-    for (let i = 0; i < 50; i++) scanContextFile("A.md", file);
-    const start = performance.now();
-    for (let i = 0; i < 50; i++) scanContextFile("A.md", file);
-    // Typically ~0.15 ms; the bound only catches a runaway pattern.
-    expect((performance.now() - start) / 50).toBeLessThan(5);
+    for (let i = 0; i < 50; i++) expect(scanContextFile("A.md", file).text).toBe(file);
 
     for (const evil of ["send ".repeat(4_000), "ignore the ".repeat(2_000), `curl ${"a".repeat(20_000)}`]) {
-      const t = performance.now();
-      scanContextFile("A.md", evil);
-      expect(performance.now() - t).toBeLessThan(100);
+      expect(typeof scanContextFile("A.md", evil).text).toBe("string");
     }
   });
 });

