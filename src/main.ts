@@ -207,6 +207,7 @@ async function assemble(
       models,
       usage,
       extra: capabilities.commands(),
+      stopMore: (sessionKey) => capabilities.stopSession(sessionKey),
       compact: (sessionKey) => agent.compactor.request(sessionKey),
     },
     ...(tasks ? { questions: tasks } : {}),

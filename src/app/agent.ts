@@ -14,6 +14,7 @@ import type { MemoryCapability } from "../capabilities/memory/module.js";
 import { lazyTimeZone } from "../util/time-zone.js";
 import type { ModelRouter } from "../harness/models/model-router.js";
 import { SystemPrompt } from "../harness/system-prompt.js";
+import { HELPER_INSTRUCTIONS } from "../harness/helper-instructions.js";
 import { fileTools } from "../harness/tools/file-tools.js";
 import { ToolPolicy } from "../harness/tools/tool-policy.js";
 import { maxResultCharsFor, ToolRegistry } from "../harness/tools/registry.js";
@@ -128,6 +129,15 @@ export function buildAgent(
     },
     logger: deps.logger.child({ name: "harness.prompt" }),
   });
+  // Sub-agents' turns: a short prompt of their own (no context files, notes or memory).
+  const helperPrompt = new SystemPrompt({
+    workspaceDir: deps.workspaceDir,
+    base: HELPER_INSTRUCTIONS,
+    readSystemFile: false,
+    contextFiles: [],
+    privateContextFiles: [],
+    timeZone,
+  });
   const session = new AgentSession({
     transcript: deps.store.transcript,
     router: deps.router,
@@ -140,6 +150,7 @@ export function buildAgent(
       historyLimit: agent.historyLimit,
     },
     prompt,
+    helperPrompt,
     // An assignment's continuation prompts are bounded by its own setting, not the loop's default.
     maxContinuations: Math.max(3, config.assignments.maxContinuationPrompts),
     hooks: [

@@ -46,6 +46,16 @@ export class Capabilities {
     return this.#built.flatMap((b) => b.capability.hooks ?? []);
   }
 
+  /** `/stop` of a session: every capability's phrase for what it stopped too (Capability.stopSession). */
+  async stopSession(sessionKey: string): Promise<string[]> {
+    const said: string[] = [];
+    for (const { capability } of this.#built) {
+      const phrase = await capability.stopSession?.(sessionKey);
+      if (phrase) said.push(phrase);
+    }
+    return said;
+  }
+
   /** Hands the turn machinery to every capability, in build order. */
   attach(runtime: CapabilityRuntime): void {
     for (const { capability } of this.#built) capability.attach?.(runtime);

@@ -12,6 +12,7 @@ import { heartbeatModule } from "./heartbeat/module.js";
 import { hooksModule } from "./hooks/module.js";
 import { mcpModule } from "./mcp/module.js";
 import { memoryModule } from "./memory/module.js";
+import { subagentsModule } from "./subagents/module.js";
 import { modesModule } from "./modes/module.js";
 import type { CapabilityModule } from "./types.js";
 import { webModule } from "./web/module.js";
@@ -28,4 +29,5 @@ export const capabilityModules: readonly CapabilityModule[] = [
   webModule,
   mcpModule,
   modesModule,
+  subagentsModule,
 ];

@@ -59,7 +59,13 @@ export interface Capability {
   readonly hooks?: readonly TurnHooks[];
   /** Chat commands it answers (`/task`): the router's, in /help and the platforms' command lists. */
   readonly commands?: readonly ExtraCommand[];
+  /**
+   * `/stop` in a session: stops what the capability runs for it (a chat's helpers) and returns
+   * a phrase for the reply ("and 3 helpers"), or undefined when it stopped nothing.
+   */
+  stopSession?(sessionKey: string): Promise<string | undefined>;
   /** Receives the turn machinery once it exists; before `start`. */
+
   attach?(runtime: CapabilityRuntime): void;
   /** Starts its background work (turn sources: beats, jobs) once intake is open. */
   start?(runtime: CapabilityRuntime): void | Promise<void>;

@@ -14,6 +14,8 @@ const OPTIONAL_TOOLS: Readonly<Record<string, { on(config: Config): boolean; set
   exec: { on: (c) => c.tools.exec.enabled, setting: "tools.exec.enabled is false" },
   web_fetch: { on: (c) => c.tools.web.fetch, setting: "tools.web.fetch is off" },
   web_search: { on: (c) => c.tools.web.searchUrl !== undefined, setting: "tools.web.searchUrl is not set" },
+  spawn_agent: { on: (c) => c.subagents.enabled, setting: "subagents.enabled is false" },
+  wait_agents: { on: (c) => c.subagents.enabled, setting: "subagents.enabled is false" },
 };
 
 /** A catalog tool and whether a gateway with the configuration registers it for chat turns. */

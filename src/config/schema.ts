@@ -26,6 +26,7 @@ import { cronSettings } from "../capabilities/cron/settings.js";
 import { heartbeatSettings } from "../capabilities/heartbeat/settings.js";
 import { mcpSettings } from "../capabilities/mcp/settings.js";
 import { hookSettings } from "../capabilities/hooks/settings.js";
+import { subagentSettings } from "../capabilities/subagents/settings.js";
 
 const port = z.number().int().min(0).max(65_535);
 
@@ -239,6 +240,8 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
     mcp: mcpSettings,
     /** Programs run at fixed points of a turn (capabilities/hooks/settings.ts); default none. */
     hooks: hookSettings,
+    /** Helpers a turn may spawn, and their limits (capabilities/subagents/settings.ts). */
+    subagents: subagentSettings,
     outbox: section({
       /** Replies older than this are expired instead of being sent late. */
       maxAgeMs: positiveMs.default(3_600_000),

@@ -107,6 +107,8 @@ export interface CommandContext {
   compact?(sessionKey: string): void;
   /** The capabilities' commands (`/task`, `/tasks`). */
   extra?: readonly ExtraCommand[];
+  /** `/stop`: what the capabilities stop too (a chat's helpers), as phrases for the reply. */
+  stopMore?(sessionKey: string): Promise<string[]>;
 }
 
 /** Runs a chat command for a session and returns the answer to send. */
@@ -123,10 +125,12 @@ export async function runCommand(
       await store.sessions.reset(sessionKey, newId("ses"), clock.now());
       return "Started a new session. Earlier messages are kept on disk but no longer sent to the model.";
     }
-    case "stop":
-      return lanes.abortRunning(sessionKey, "user_stop")
-        ? "Stopping the current turn."
-        : "Nothing is running.";
+    case "stop": {
+      const turn = lanes.abortRunning(sessionKey, "user_stop");
+      const more = (await ctx.stopMore?.(sessionKey)) ?? [];
+      if (!turn && more.length === 0) return "Nothing is running.";
+      return `Stopping ${[...(turn ? ["the current turn"] : []), ...more].join(" and ")}.`;
+    }
     case "status": {
       const stats = lanes.stats();
       const session = await store.sessions.get(sessionKey);

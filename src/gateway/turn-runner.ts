@@ -155,7 +155,7 @@ export class TurnRunner {
       };
       if (final) {
         text = turn.deliver(final.text);
-        if (text === null) log.info("nothing to deliver for this turn's answer");
+        if (text === null && !turn.subagent) log.info("nothing to deliver for this turn's answer");
         commit = { ...base, inboxState: "answered", events: [final] };
       } else if (result.outcome === "yielded") {
         [text, commit] = [null, { ...base, inboxState: "answered", events: [] }]; // ended on purpose, no answer
@@ -174,6 +174,11 @@ export class TurnRunner {
           error: `${notice.kind}: ${result.error?.message ?? "unknown"}`,
           events: [{ type: "notice", text: notice.text }],
         };
+      }
+      // A child's end (its result, or why it failed) is written with its last turn.
+      if (turn.subagent && result.outcome !== "yielded") {
+        const failure = final ? null : (run.error ?? run.errorKind ?? "failed");
+        commit = { ...commit, subagent: await turn.subagent.end(final?.text ?? null, failure) };
       }
       const outbox =
         text === null || !target
@@ -238,12 +243,20 @@ export class TurnRunner {
         modelOverride: model,
         mode,
         chat: turn.chat,
-        asker: {
+        asker: turn.subagent?.asker ?? {
           privateChat: turn.chat.privateChat,
           groupChat: turn.chat.chatKind === "group",
           senderId: turn.recipientId,
         },
-        ...(target ? { replyTarget: target } : {}),
+        ...(turn.subagent
+          ? {
+              helper: turn.subagent.helper,
+              limits: { maxToolCallsPerRun: turn.subagent.maxToolCallsPerRun },
+              ...(turn.subagent.policyTarget ? { replyTarget: turn.subagent.policyTarget } : {}),
+            }
+          : target
+            ? { replyTarget: target }
+            : {}),
         lease,
         inputs: turn.inputs,
         ...(turn.tools ? { tools: turn.tools } : {}),

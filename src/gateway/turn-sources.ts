@@ -12,6 +12,8 @@ import type { RunTrigger } from "../store/repos/run-repo.js";
 import type { TranscriptPayload } from "../store/repos/transcript-repo.js";
 import type { Store } from "../store/types.js";
 import type { ToolRegistry } from "../harness/tools/registry.js";
+import type { Asker } from "../harness/tools/types.js";
+import type { SubagentEnd } from "../store/repos/subagent-repo.js";
 import { chatTargetOf } from "./replies.js";
 
 /** A turn's work, claimed and ready to run. */
@@ -46,6 +48,18 @@ export interface PreparedTurn {
   deliver(answer: string): string | null;
   /** Tools offered this turn instead of the session's (an assignment's run adds its own). */
   tools?: ToolRegistry;
+  /**
+   * A sub-agent child's turn: its short prompt and tools (TurnSpec.helper), the parent's asker
+   * and chat for the tool policy (the child delivers nothing itself), its own tool-call bound,
+   * and its end, computed from the answer (or the failure) and committed with the turn.
+   */
+  subagent?: {
+    helper: { tools: readonly string[] };
+    asker: Asker;
+    policyTarget: ChatTarget | null;
+    maxToolCallsPerRun: number;
+    end(answer: string | null, error: string | null): Promise<SubagentEnd>;
+  };
 }
 
 /** The session a turn runs in, as the runner has claimed it. */

@@ -26,6 +26,7 @@ import { JitRunTracker } from "./jit/jit-run-tracker.js";
 import type { JitFiring } from "./jit/types.js";
 import { modeContext } from "./modes/mode-context.js";
 import { toolsForMode } from "./modes/mode-tools.js";
+import { ToolSubset } from "./tools/tool-subset.js";
 
 /** What started a turn. */
 export type TurnTrigger = "message" | "heartbeat" | "cron" | "wake" | "subagent" | "assignment";
@@ -72,6 +73,11 @@ export interface TurnSpec {
   inputs: TranscriptPayload[];
   /** Tools offered this turn; default the session's. */
   tools?: ToolRegistry;
+  /**
+   * A sub-agent's turn: the helpers' short system prompt (AgentSessionOptions.helperPrompt) and
+   * only these tools (the parent's offered ones it was given); default the agent's prompt, all tools.
+   */
+  helper?: { tools: readonly string[] };
   /** Overrides of the session's limits. */
   limits?: Partial<TurnLimits>;
   lane: RunLaneContext;
@@ -112,6 +118,8 @@ export interface AgentSessionOptions {
   limits: TurnLimits;
   /** The tiered system prompt (its stable part is cached between turns). */
   prompt: SystemPrompt;
+  /** The short prompt of sub-agents' turns (TurnSpec.helper); default `prompt`. */
+  helperPrompt?: SystemPrompt;
   /** Hook sets, called in this order; default none. */
   hooks?: readonly TurnHooks[];
   /** Times `beforeStop` may send a turn on after an answer; default 3. */
@@ -191,7 +199,10 @@ export class AgentSession {
       await append(repairs);
     }
     const mode = spec.mode ?? "normal";
-    const tools = toolsForMode(spec.tools ?? o.tools, { mode, sessionKey, workspaceDir: o.workspaceDir });
+    const moded = toolsForMode(spec.tools ?? o.tools, { mode, sessionKey, workspaceDir: o.workspaceDir });
+    const tools = spec.helper
+      ? new ToolSubset(moded, spec.helper.tools, "not given to this helper by its parent")
+      : moded;
     const chat = spec.chat ?? { privateChat: false, channel: "unknown", chatKind: "direct" as const };
     const model = o.router.currentRef?.(sessionKey, spec.modelOverride) ?? "unknown";
     const query = lastAsk(tail);
@@ -208,7 +219,7 @@ export class AgentSession {
       listing: await this.#listing.entries(),
       ...(items ? { workItems: items } : {}),
     });
-    const prompt = await o.prompt.build(
+    const prompt = await (spec.helper ? (o.helperPrompt ?? o.prompt) : o.prompt).build(
       { ...chat, model, query, environment },
       tools.specs(toolContext),
       new Date(o.clock.now()),

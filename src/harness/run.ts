@@ -156,6 +156,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
   let attemptAt = 0;
   // Only the tools the policy allows in this chat are offered (the registry refuses the rest too).
   const toolSpecs = options.tools.specs({ replyTarget: options.replyTarget, asker: options.asker });
+  const offeredTools = toolSpecs.map((t) => t.name);
   let limitReached = false;
   /** A context overflow was answered with a smaller context once for the current call. */
   let shrunk = false;
@@ -363,6 +364,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         runId: options.runId,
         signal: lane.signal,
         trigger: turn.trigger,
+        offeredTools,
         ...(options.replyTarget ? { replyTarget: options.replyTarget } : {}),
         ...(options.asker ? { asker: options.asker } : {}),
       },

@@ -65,6 +65,14 @@ export interface PromptTurn {
 /** Options of {@link SystemPrompt}. */
 export interface SystemPromptOptions {
   workspaceDir: string;
+  /** Base instructions when the workspace has no SYSTEM.md; default BASE_INSTRUCTIONS. */
+  base?: string;
+  /** Whether a workspace SYSTEM.md replaces the base; default true (a helper's prompt: false). */
+  readSystemFile?: boolean;
+  /** Context files of every chat; default CONTEXT_FILES ([] for a helper's short prompt). */
+  contextFiles?: readonly string[];
+  /** Context files of private chats only; default PRIVATE_CONTEXT_FILES. */
+  privateContextFiles?: readonly string[];
   /** Tokens of one context file before it is cut; default 5_000. */
   maxTokensPerFile?: number;
   /** Tokens of all context files together; default 15_000. */
@@ -116,10 +124,14 @@ export class SystemPrompt {
   }
 
   async build(turn: PromptTurn, tools: readonly ToolSpec[], now: Date): Promise<TieredPrompt> {
-    const files = [...CONTEXT_FILES, ...(turn.privateChat ? PRIVATE_CONTEXT_FILES : [])];
-    const dir = this.#o.workspaceDir;
+    const o = this.#o;
+    const files = [
+      ...(o.contextFiles ?? CONTEXT_FILES),
+      ...(turn.privateChat ? (o.privateContextFiles ?? PRIVATE_CONTEXT_FILES) : []),
+    ];
+    const dir = o.workspaceDir;
     const [system, skills, ...reads] = await Promise.all([
-      this.#o.cache.read(path.join(dir, "SYSTEM.md")),
+      o.readSystemFile === false ? Promise.resolve(NO_FILE) : o.cache.read(path.join(dir, "SYSTEM.md")),
       this.#o.skillsIndex?.() ?? Promise.resolve(""),
       ...files.map((f) => this.#o.cache.read(path.join(dir, f))),
     ]);
@@ -154,7 +166,10 @@ export class SystemPrompt {
     let remaining = this.#o.maxTotalTokens ?? 15_000;
     const cut: string[] = [];
     const blocked: TieredPrompt["blocked"] = [];
-    const base = system.type === "ok" && system.text.trim() !== "" ? system.text.trim() : BASE_INSTRUCTIONS;
+    const base =
+      system.type === "ok" && system.text.trim() !== ""
+        ? system.text.trim()
+        : (this.#o.base ?? BASE_INSTRUCTIONS);
     const toolList = [...tools]
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((t) => `- ${t.name}: ${firstLine(t.description)}`)
@@ -184,7 +199,9 @@ export class SystemPrompt {
       base,
       UNTRUSTED_NOTICE,
       toolList === "" ? "" : `# Tools\n\n${toolList}`,
-      `# Workspace files\n\nLoaded on every turn; keep them current with edit_file or write_file.\n\n${sections.join("\n\n")}`,
+      sections.length === 0
+        ? ""
+        : `# Workspace files\n\nLoaded on every turn; keep them current with edit_file or write_file.\n\n${sections.join("\n\n")}`,
       skills.trim() === ""
         ? ""
         : `# Skills\n\nRead one with the skill tool when it fits the task.\n\n${skills.trim()}`,
@@ -261,6 +278,9 @@ export class SystemPrompt {
     );
   }
 }
+
+/** SYSTEM.md when it is not read (a helper's prompt). */
+const NO_FILE: FileRead = { type: "missing" };
 
 function textOf(read: FileRead): string {
   return read.type === "ok" ? read.text : read.type;

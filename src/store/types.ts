@@ -31,6 +31,7 @@ import type { RunRecord, RunRepo } from "./repos/run-repo.js";
 import type { SessionRepo } from "./repos/session-repo.js";
 import type { TranscriptPayload, TranscriptRepo } from "./repos/transcript-repo.js";
 import type { UsageRepo } from "./repos/usage-repo.js";
+import type { SubagentEnd, SubagentRepo } from "./repos/subagent-repo.js";
 
 /**
  * One turn's end, written in one transaction: the final transcript events, the outbox rows
@@ -58,6 +59,11 @@ export interface CommitTurn {
    * took is still the last holder's to finish with (acquiring it would have moved the fence).
    */
   lease: SessionFence;
+  /**
+   * The turn is a sub-agent child's: its end (result or failure) is written to the child's row
+   * in the same transaction, when this run still owns the row (SubagentRepo).
+   */
+  subagent?: SubagentEnd;
 }
 
 /** The whole store. */
@@ -81,6 +87,8 @@ export interface Store {
   learnings: LearningRepo;
   /** Streaming previews' messages, so a turn redone after a crash takes its preview over. */
   previews: PreviewRepo;
+  /** Sub-agent children: their parent link, state and result. */
+  subagents: SubagentRepo;
   /** See CommitTurn. */
   commitTurn(turn: CommitTurn, now: number): Promise<boolean>;
   /**

@@ -20,6 +20,7 @@ import { pairingContract } from "./store/pairing.contract.js";
 import { previewsContract } from "./store/previews.contract.js";
 import { runsContract } from "./store/runs.contract.js";
 import { sessionsContract, transcriptContract } from "./store/sessions.contract.js";
+import { subagentsContract } from "./store/subagents.contract.js";
 
 export type { StoreContractOptions } from "./store/fixtures.js";
 
@@ -54,5 +55,6 @@ export function runStoreContract(
     cronContract(ctx);
     wakesContract(ctx);
     previewsContract(ctx);
+    subagentsContract(ctx);
   });
 }

@@ -8,7 +8,8 @@
  * A group of tools. `fs` holds every file tool, `fs-write` only those that change files;
  * `memory` the memory tools (and `skill`, which reads the workspace's skills); `schedule`
  * cron, wakes and heartbeat_ok; `assignment` work items, task and owner tools; `exec` command
- * tools; `web` fetch and search; `mcp:<server>` the tools of one MCP server.
+ * tools; `web` fetch and search; `agents` sub-agents (spawn_agent, wait_agents); `mcp:<server>`
+ * the tools of one MCP server.
  */
 export type ToolGroup =
   | "fs"
@@ -18,10 +19,20 @@ export type ToolGroup =
   | "assignment"
   | "exec"
   | "web"
+  | "agents"
   | `mcp:${string}`;
 
 /** The fixed groups (every `mcp:<server>` is a group too). */
-export const TOOL_GROUPS = ["fs", "fs-write", "memory", "schedule", "assignment", "exec", "web"] as const;
+export const TOOL_GROUPS = [
+  "fs",
+  "fs-write",
+  "memory",
+  "schedule",
+  "assignment",
+  "exec",
+  "web",
+  "agents",
+] as const;
 
 /** A named set of groups, `tools.profile`. */
 export type ToolProfile = "full" | "coding" | "messaging" | "minimal";
@@ -33,8 +44,8 @@ export type ToolProfile = "full" | "coding" | "messaging" | "minimal";
  */
 export const TOOL_PROFILES: Readonly<Record<ToolProfile, readonly (ToolGroup | "*")[]>> = {
   full: ["*"],
-  coding: ["fs", "fs-write", "memory", "schedule", "assignment", "exec", "web"],
-  messaging: ["memory", "schedule", "assignment", "web"],
+  coding: ["fs", "fs-write", "memory", "schedule", "assignment", "exec", "web", "agents"],
+  messaging: ["memory", "schedule", "assignment", "web", "agents"],
   minimal: ["memory"],
 };
 
@@ -67,6 +78,8 @@ export const TOOL_CATALOG: Readonly<Record<string, readonly ToolGroup[]>> = {
   exec: ["exec"],
   web_fetch: ["web"],
   web_search: ["web"],
+  spawn_agent: ["agents"],
+  wait_agents: ["agents"],
 };
 
 /** Whether `name` is a group a rule may name as `group:<name>`. */

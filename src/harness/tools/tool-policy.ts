@@ -133,7 +133,7 @@ export function toolPolicyProblems(
         if (!isToolGroup(g))
           problems.push([
             [...at, i],
-            `unknown tool group "${g}" (known: fs, fs-write, memory, schedule, assignment, exec, web, mcp:<server>)`,
+            `unknown tool group "${g}" (known: fs, fs-write, memory, schedule, assignment, exec, web, agents, mcp:<server>)`,
           ]);
       } else if (!knownTools.includes(rule)) {
         problems.push([[...at, i], `unknown tool "${rule}" (a tool name or group:<name>)`]);

@@ -25,6 +25,8 @@ export interface ToolContext {
   asker?: Asker;
   /** What started the run (HookTurn.trigger: "user", "heartbeat", "assignment", …); absent: unknown. */
   trigger?: string;
+  /** The names of the tools offered in this turn (a helper gets at most these); absent: unknown. */
+  offeredTools?: readonly string[];
 }
 
 /** The person a turn answers, as tools see them. */
@@ -100,4 +102,6 @@ export type ToolErrorCode =
   | "path_outside_workspace"
   | "not_found"
   | "failed"
-  | "denied";
+  | "denied"
+  /** A limit of the configuration (sub-agents: depth, children at once, spawns per run). */
+  | "limit";

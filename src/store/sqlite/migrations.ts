@@ -8,6 +8,7 @@ import { ASSIGNMENT_MIGRATIONS } from "./migrations-assignments.js";
 import { SCHEDULER_MIGRATIONS } from "./migrations-scheduler.js";
 import { CRASH_MIGRATIONS } from "./migrations-crash.js";
 import { MODE_MIGRATIONS } from "./migrations-modes.js";
+import { SUBAGENT_MIGRATIONS } from "./migrations-subagents.js";
 
 import type { Migration } from "./migration.js";
 
@@ -316,6 +317,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...ASSIGNMENT_MIGRATIONS,
   ...CRASH_MIGRATIONS,
   ...MODE_MIGRATIONS,
+  ...SUBAGENT_MIGRATIONS,
 ];
 
 /** The newest schema version this code knows. */

@@ -20,6 +20,7 @@ import { SqlitePreviewRepo } from "./preview-repo.js";
 import { SqliteWakeRepo } from "./wake-repo.js";
 import { SqliteAssignmentRepo, SqliteLearningRepo } from "./assignment-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
+import { SqliteSubagentRepo } from "./subagent-repo.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
@@ -41,6 +42,7 @@ export class SqliteStore implements Store {
   readonly learnings: SqliteLearningRepo;
   readonly leases: SqliteLeaseRepo;
   readonly previews: SqlitePreviewRepo;
+  readonly subagents: SqliteSubagentRepo;
   readonly #db: Database;
   readonly #path: string;
   readonly #schemaVersion: number;
@@ -83,6 +85,7 @@ export class SqliteStore implements Store {
     this.wakes = new SqliteWakeRepo(db, path);
     this.assignments = new SqliteAssignmentRepo(db, path, this.wakes);
     this.learnings = new SqliteLearningRepo(db, path);
+    this.subagents = new SqliteSubagentRepo(db, path, this.transcript, this.leases);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(
       (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => {
@@ -138,6 +141,7 @@ export class SqliteStore implements Store {
     // The day's totals and one usage row per model call (run.calls).
     this.usage.addRunInTransaction(turn.run);
     if (turn.lastTarget) this.sessions.setLastTargetInTransaction(turn.sessionKey, turn.lastTarget, now);
+    if (turn.subagent) this.subagents.finishInTransaction(turn.subagent, turn.runId, now);
     return true;
   }
 

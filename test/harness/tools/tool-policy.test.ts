@@ -1,3 +1,4 @@
+import { subagentTools } from "../../../src/capabilities/subagents/subagent-tools.js";
 import { describe, expect, it } from "vitest";
 import { cronTools } from "../../../src/capabilities/cron/cron-tools.js";
 import { assignmentChatTools } from "../../../src/capabilities/assignments/assignment-chat.js";
@@ -37,6 +38,7 @@ describe("TOOL_CATALOG", () => {
       ...heartbeatTools(new HeartbeatAcks({ now: () => 0 } as never), "heartbeat"),
       ...assignmentChatTools({ deps: {} } as never),
       ...assignmentTools(none),
+      ...subagentTools(none),
     ];
     const declared = Object.fromEntries(tools.map((t) => [t.name, [...t.groups]]));
     const catalog = Object.fromEntries(Object.entries(TOOL_CATALOG).filter(([name]) => name in declared));

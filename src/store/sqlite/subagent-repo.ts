@@ -1,0 +1,280 @@
+/** Sub-agents in SQLite (see SubagentRepo): limit checks and writes each in one immediate transaction. */
+import type { Database } from "better-sqlite3";
+import type { SessionFence } from "../repos/lease-repo.js";
+import type {
+  SpawnOutcome,
+  Subagent,
+  SubagentEnd,
+  SubagentOrigin,
+  SubagentRepo,
+  SubagentSpawn,
+} from "../repos/subagent-repo.js";
+import { guard } from "./errors.js";
+import type { SqliteLeaseRepo } from "./lease-repo.js";
+import { type StatementCache, statementCache } from "./statements.js";
+import type { SqliteTranscriptRepo } from "./transcript-repo.js";
+
+interface SubagentRow {
+  id: string;
+  parent_session_key: string;
+  parent_run_id: string;
+  child_session_key: string;
+  seq: number;
+  depth: number;
+  label: string;
+  task: string;
+  context: string;
+  tools: string;
+  model: string | null;
+  origin: string;
+  state: Subagent["state"];
+  run_id: string | null;
+  result: string | null;
+  result_path: string | null;
+  error: string | null;
+  delivered_run_id: string | null;
+  wait_deadline: number | null;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+}
+
+function toSubagent(r: SubagentRow): Subagent {
+  return {
+    id: r.id,
+    parentSessionKey: r.parent_session_key,
+    parentRunId: r.parent_run_id,
+    childSessionKey: r.child_session_key,
+    depth: r.depth,
+    label: r.label,
+    task: r.task,
+    context: r.context,
+    tools: JSON.parse(r.tools) as string[],
+    model: r.model,
+    origin: JSON.parse(r.origin) as SubagentOrigin,
+    state: r.state,
+    runId: r.run_id,
+    result: r.result,
+    resultPath: r.result_path,
+    error: r.error,
+    deliveredRunId: r.delivered_run_id,
+    waitDeadline: r.wait_deadline,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    endedAt: r.ended_at,
+  };
+}
+
+/** `delivered_run_id` of a child cancelled silently: its parent is not given the cancellation. */
+const SILENT = "-";
+
+/** Ended children whose result no committed run of their parent received. */
+const UNDELIVERED = `state IN ('done', 'failed', 'cancelled') AND coalesce(delivered_run_id, '') <> '${SILENT}'
+  AND (delivered_run_id IS NULL OR NOT EXISTS (SELECT 1 FROM runs WHERE runs.run_id = subagents.delivered_run_id))`;
+
+/** The SubagentRepo on one SQLite database. */
+export class SqliteSubagentRepo implements SubagentRepo {
+  readonly #db: Database;
+  readonly #sql: StatementCache;
+  readonly #path: string;
+  readonly #transcript: SqliteTranscriptRepo;
+  readonly #leases: SqliteLeaseRepo;
+
+  constructor(db: Database, path: string, transcript: SqliteTranscriptRepo, leases: SqliteLeaseRepo) {
+    this.#db = db;
+    this.#sql = statementCache(db);
+    this.#path = path;
+    this.#transcript = transcript;
+    this.#leases = leases;
+  }
+
+  async spawn(
+    s: SubagentSpawn,
+    limits: { maxActive: number; maxPerRun: number },
+    now: number,
+  ): Promise<SpawnOutcome> {
+    return guard(this.#path, () =>
+      this.#db
+        .transaction((): SpawnOutcome => {
+          const active = this.#count(
+            "SELECT count(*) AS n FROM subagents WHERE parent_session_key = ? AND state IN ('queued', 'running')",
+            s.parentSessionKey,
+          );
+          if (active >= limits.maxActive)
+            return { status: "too_many_active", active, limit: limits.maxActive };
+          const inRun = this.#count(
+            "SELECT count(*) AS n FROM subagents WHERE parent_run_id = ?",
+            s.parentRunId,
+          );
+          if (inRun >= limits.maxPerRun)
+            return { status: "too_many_in_run", spawned: inRun, limit: limits.maxPerRun };
+          const seq =
+            this.#count(
+              "SELECT coalesce(max(seq), 0) AS n FROM subagents WHERE parent_session_key = ?",
+              s.parentSessionKey,
+            ) + 1;
+          this.#sql(
+            `INSERT INTO subagents (id, parent_session_key, parent_run_id, child_session_key, seq, depth, label, task,
+               context, tools, model, origin, state, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
+          ).run(
+            s.id,
+            s.parentSessionKey,
+            s.parentRunId,
+            `${s.childKeyPrefix}${s.parentSessionKey}:${seq}`,
+            seq,
+            s.depth,
+            s.label,
+            s.task,
+            s.context,
+            JSON.stringify(s.tools),
+            s.model,
+            JSON.stringify(s.origin),
+            now,
+            now,
+          );
+          return { status: "spawned", child: this.#get(s.id) as Subagent };
+        })
+        .immediate(),
+    );
+  }
+
+  async get(id: string): Promise<Subagent | undefined> {
+    return guard(this.#path, () => this.#get(id));
+  }
+
+  async byChildSession(childSessionKey: string): Promise<Subagent | undefined> {
+    return guard(this.#path, () => {
+      const row = this.#sql<[string], SubagentRow>("SELECT * FROM subagents WHERE child_session_key = ?").get(
+        childSessionKey,
+      );
+      return row ? toSubagent(row) : undefined;
+    });
+  }
+
+  async listForParent(parentSessionKey: string): Promise<Subagent[]> {
+    return guard(this.#path, () =>
+      this.#sql<[string], SubagentRow>("SELECT * FROM subagents WHERE parent_session_key = ? ORDER BY seq")
+        .all(parentSessionKey)
+        .map(toSubagent),
+    );
+  }
+
+  async listActive(): Promise<Subagent[]> {
+    return guard(this.#path, () =>
+      this.#sql<[], SubagentRow>(
+        "SELECT * FROM subagents WHERE state IN ('queued', 'running') ORDER BY created_at, id",
+      )
+        .all()
+        .map(toSubagent),
+    );
+  }
+
+  async parentsWithResults(): Promise<string[]> {
+    return guard(this.#path, () =>
+      this.#sql<[], { parent_session_key: string }>(
+        `SELECT DISTINCT parent_session_key FROM subagents WHERE ${UNDELIVERED} ORDER BY parent_session_key`,
+      )
+        .all()
+        .map((r) => r.parent_session_key),
+    );
+  }
+
+  async start(id: string, runId: string, now: number): Promise<Subagent | undefined> {
+    return guard(this.#path, () =>
+      this.#db
+        .transaction((): Subagent | undefined => {
+          const before = this.#get(id);
+          if (!before || (before.state !== "queued" && before.state !== "running")) return undefined;
+          this.#sql("UPDATE subagents SET state = 'running', run_id = ?, updated_at = ? WHERE id = ?").run(
+            runId,
+            now,
+            id,
+          );
+          return before;
+        })
+        .immediate(),
+    );
+  }
+
+  /** For commitTurn, inside its transaction: the child's end, when its run `runId` still owns it. */
+  finishInTransaction(end: SubagentEnd, runId: string, now: number): void {
+    this.#sql(
+      `UPDATE subagents SET state = ?, result = ?, result_path = ?, error = ?, ended_at = ?, updated_at = ?
+       WHERE id = ? AND state = 'running' AND run_id = ?`,
+    ).run(end.state, end.result, end.resultPath ?? null, end.error ?? null, now, now, end.id, runId);
+  }
+
+  async cancel(id: string, error: string, now: number, options: { silent?: boolean } = {}): Promise<boolean> {
+    return guard(
+      this.#path,
+      () =>
+        this.#sql(
+          `UPDATE subagents SET state = 'cancelled', error = ?, result = coalesce(result, ''), ended_at = ?,
+             updated_at = ?, delivered_run_id = ?
+           WHERE id = ? AND state IN ('queued', 'running')`,
+        ).run(error, now, now, options.silent ? SILENT : null, id).changes > 0,
+    );
+  }
+
+  async await(
+    parentSessionKey: string,
+    ids: readonly string[],
+    deadline: number,
+    now: number,
+  ): Promise<void> {
+    return guard(this.#path, () =>
+      this.#db.transaction(() => {
+        const set = this.#sql(
+          "UPDATE subagents SET wait_deadline = ?, updated_at = ? WHERE id = ? AND parent_session_key = ?",
+        );
+        for (const id of ids) set.run(deadline, now, id, parentSessionKey);
+      })(),
+    );
+  }
+
+  async claimResults(
+    parentSessionKey: string,
+    sessionId: string,
+    runId: string,
+    lease: SessionFence,
+    text: (child: Subagent) => string,
+    now: number,
+  ): Promise<Subagent[]> {
+    return guard(this.#path, () =>
+      this.#db
+        .transaction((): Subagent[] => {
+          if (!this.#leases.isCurrentInTransaction(parentSessionKey, lease)) return [];
+          const ready = this.#sql<[string], SubagentRow>(
+            `SELECT * FROM subagents WHERE parent_session_key = ? AND ${UNDELIVERED} ORDER BY ended_at, seq`,
+          )
+            .all(parentSessionKey)
+            .map(toSubagent);
+          if (ready.length === 0) return [];
+          // A claim by a run that never committed appended its trigger already (same step).
+          const fresh = ready.filter((c) => c.deliveredRunId === null);
+          if (fresh.length > 0) {
+            const events = fresh.map((c) => ({
+              type: "trigger" as const,
+              origin: "subagent" as const,
+              text: text(c),
+            }));
+            this.#transcript.appendInTransaction(parentSessionKey, sessionId, runId, events, now);
+          }
+          const claim = this.#sql("UPDATE subagents SET delivered_run_id = ?, updated_at = ? WHERE id = ?");
+          for (const c of ready) claim.run(runId, now, c.id);
+          return ready.map((c) => ({ ...c, deliveredRunId: runId }));
+        })
+        .immediate(),
+    );
+  }
+
+  #get(id: string): Subagent | undefined {
+    const row = this.#sql<[string], SubagentRow>("SELECT * FROM subagents WHERE id = ?").get(id);
+    return row ? toSubagent(row) : undefined;
+  }
+
+  #count(sql: string, arg: string): number {
+    return this.#sql<[string], { n: number }>(sql).get(arg)?.n ?? 0;
+  }
+}
