@@ -11,7 +11,7 @@ import type { LaneQueue } from "../../gateway/lanes/lane-queue.js";
 import { LaneAbortedError } from "../../gateway/lanes/errors.js";
 import type { TurnRunner } from "../../gateway/turn-runner.js";
 import { RUN_ONLY_TOOLS } from "../../harness/assignments/assignment-tools.js";
-import type { Subagent, SubagentEnd } from "../../store/repos/subagent-repo.js";
+import { SILENT_DELIVERY, type Subagent, type SubagentEnd } from "../../store/repos/subagent-repo.js";
 import type { Store } from "../../store/types.js";
 import type { Clock, TimerHandle } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
@@ -173,7 +173,23 @@ export class Subagents {
       if (c.waitDeadline !== null) this.#arm(c.parentSessionKey, c.waitDeadline);
       this.#enqueue(c.childSessionKey);
     }
-    for (const parent of await store.subagents.parentsWithResults()) this.#enqueue(parent);
+    for (const parent of await store.subagents.parentsWithResults())
+      if (await this.#resultsDue(parent)) this.#enqueue(parent);
+  }
+
+  /**
+   * Whether a parent's undelivered results are due now: some result's spawning run has no child
+   * still active (else that child's end wakes the parent, with its whole batch).
+   */
+  async #resultsDue(parentSessionKey: string): Promise<boolean> {
+    const { store } = this.#d;
+    const rows = await store.subagents.listForParent(parentSessionKey);
+    const busy = new Set(rows.filter((c) => !ended(c)).map((c) => c.parentRunId));
+    for (const c of rows) {
+      if (!ended(c) || busy.has(c.parentRunId) || c.deliveredRunId === SILENT_DELIVERY) continue;
+      if (c.deliveredRunId === null || !(await store.runs.get(c.deliveredRunId))) return true;
+    }
+    return false;
   }
 
   /** Stops the wait timers; nothing new is started. */

@@ -1,13 +1,14 @@
 /** Sub-agents in SQLite (see SubagentRepo): limit checks and writes each in one immediate transaction. */
 import type { Database } from "better-sqlite3";
 import type { SessionFence } from "../repos/lease-repo.js";
-import type {
-  SpawnOutcome,
-  Subagent,
-  SubagentEnd,
-  SubagentOrigin,
-  SubagentRepo,
-  SubagentSpawn,
+import {
+  SILENT_DELIVERY,
+  type SpawnOutcome,
+  type Subagent,
+  type SubagentEnd,
+  type SubagentOrigin,
+  type SubagentRepo,
+  type SubagentSpawn,
 } from "../repos/subagent-repo.js";
 import { guard } from "./errors.js";
 import type { SqliteLeaseRepo } from "./lease-repo.js";
@@ -65,8 +66,7 @@ function toSubagent(r: SubagentRow): Subagent {
   };
 }
 
-/** `delivered_run_id` of a child cancelled silently: its parent is not given the cancellation. */
-const SILENT = "-";
+const SILENT = SILENT_DELIVERY;
 
 /** Ended children whose result no committed run of their parent received. */
 const UNDELIVERED = `state IN ('done', 'failed', 'cancelled') AND coalesce(delivered_run_id, '') <> '${SILENT}'
