@@ -142,6 +142,7 @@ export function runRecordOf(
     error: null,
     attempts: t.result.attempts,
     calls: t.result.calls,
+    ...(t.turn.subagent ? { billedSessionKey: t.turn.subagent.billTo } : {}),
   };
 }
 

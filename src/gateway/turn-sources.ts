@@ -58,6 +58,8 @@ export interface PreparedTurn {
     asker: Asker;
     policyTarget: ChatTarget | null;
     maxToolCallsPerRun: number;
+    /** The session its usage counts against: the top-level session that spawned it. */
+    billTo: string;
     end(answer: string | null, error: string | null): Promise<SubagentEnd>;
   };
 }

@@ -8,6 +8,7 @@
 import type { ChatTarget } from "../../channels/types.js";
 import type { PreparedTurn, TurnSource } from "../../gateway/turn-sources.js";
 import type { Subagent, SubagentEnd } from "../../store/repos/subagent-repo.js";
+import type { Store } from "../../store/types.js";
 import { resultText, taskText } from "./subagent-text.js";
 
 /** What the turn needs of the sub-agents. */
@@ -52,7 +53,7 @@ export function subagentTurn(o: SubagentTurnOptions): TurnSource {
         if (!before) return undefined;
         if (before.state === "queued")
           inputs.unshift({ type: "trigger", origin: "subagent", text: taskText(before) });
-        return childTurn(before, inputs, o);
+        return childTurn(before, inputs, o, await rootOf(store, before, o.childPrefix));
       }
       const origin =
         claimed.at(-1)?.origin ?? (await store.subagents.listForParent(sessionKey)).at(-1)?.origin;
@@ -61,7 +62,24 @@ export function subagentTurn(o: SubagentTurnOptions): TurnSource {
   };
 }
 
-function childTurn(child: Subagent, inputs: PreparedTurn["inputs"], o: SubagentTurnOptions): PreparedTurn {
+/** The top-level session a child descends from (its usage counts there). */
+async function rootOf(store: Store, child: Subagent, childPrefix: string): Promise<string> {
+  let key = child.parentSessionKey;
+  // Bounded by the depth limit (at most 5).
+  for (let i = 0; i < 5 && key.startsWith(childPrefix); i++) {
+    const up = await store.subagents.byChildSession(key);
+    if (!up) break;
+    key = up.parentSessionKey;
+  }
+  return key;
+}
+
+function childTurn(
+  child: Subagent,
+  inputs: PreparedTurn["inputs"],
+  o: SubagentTurnOptions,
+  billTo: string,
+): PreparedTurn {
   return {
     trigger: "subagent",
     runTrigger: "subagent",
@@ -81,6 +99,7 @@ function childTurn(child: Subagent, inputs: PreparedTurn["inputs"], o: SubagentT
       },
       policyTarget: child.origin.target,
       maxToolCallsPerRun: o.maxToolCallsPerRun,
+      billTo,
       end: (answer, error) => o.end(child, answer, error),
     },
   };

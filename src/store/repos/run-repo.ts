@@ -51,6 +51,11 @@ export interface RunRecord {
    * kept on the run: RunRepo reads a run back with `calls: []`.
    */
   calls: ModelCallUsage[];
+  /**
+   * The session the usage rows count against, when not `sessionKey`: a helper's calls count
+   * against the session that spawned it (its root). Not kept on the run.
+   */
+  billedSessionKey?: string;
 }
 
 /** Run records, read back (commitTurn writes them), `calls` empty (see RunRecord.calls). */

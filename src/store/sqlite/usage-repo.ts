@@ -211,7 +211,7 @@ export class SqliteUsageRepo implements UsageRepo {
         at: call.at,
         day: utcDay(call.at),
         run_id: run.runId,
-        session_key: run.sessionKey,
+        session_key: run.billedSessionKey ?? run.sessionKey,
         origin,
         provider: call.provider,
         model: call.model,
