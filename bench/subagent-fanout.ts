@@ -64,8 +64,8 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
   }
 }
 
-/** A gateway whose model calls are stamped; `sdk` routes them through the SDK to the simulator. */
-class FanOutGateway {
+/** A gateway whose model calls are stamped; `sdk` routes them through the SDK to the simulator (exported for profiling). */
+export class FanOutGateway {
   readonly timed: TimedProvider;
   readonly client = new HttpClient({ maxSockets: 8, timeoutMs: WAIT_LIMIT_MS });
   gw: BenchGateway | undefined;
