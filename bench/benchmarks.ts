@@ -39,4 +39,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "jit", load: async () => (await import("./jit.js")).jitBench },
   { id: "hooks", load: async () => (await import("./hooks.js")).hooksBench },
   { id: "parallel-tools", load: async () => (await import("./parallel-tools.js")).parallelTools },
+  { id: "subagent-fanout", load: async () => (await import("./subagent-fanout.js")).subagentFanout },
 ];

@@ -7,6 +7,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { capabilityModules } from "../src/capabilities/registry.js";
+import { subagentSettings } from "../src/capabilities/subagents/settings.js";
 import { channelModules } from "../src/channels/registry.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -80,6 +82,30 @@ describe("what the docs claim", () => {
     const cliRow = architecture.split("\n").find((l) => l.startsWith("| `src/cli/`")) ?? "";
     for (const command of new Set(commands))
       expect(cliRow, `docs/architecture.md's src/cli row names ${command}`).toContain(`\`${command}\``);
+  });
+
+  it("states the sub-agent limits as the schema's defaults, /agents, and every capability folder", () => {
+    const section = readme.split("\n## Let it work in parallel\n")[1]?.split("\n## ")[0] ?? "";
+    expect(section, 'the README has a "Let it work in parallel" section').not.toBe("");
+    const yaml = /```yaml\nsubagents:\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    const stated = Object.fromEntries(
+      [...yaml.matchAll(/^ {2}(\w+): (\S+)/gm)].map(([, key, value]) => [key, JSON.parse(value as string)]),
+    );
+    // Every setting, each at its default: the README cannot drift from settings.ts.
+    expect(stated).toEqual(subagentSettings.parse(undefined));
+    for (const claim of ["spawn_agent", "wait_agents", "`/agents stop <id>`", "`/stop`", "maxParallelTools"])
+      expect(section, `the section names ${claim}`).toContain(claim);
+    const chatCommands = readme.split("\n").findIndex((l) => l.startsWith("In any chat:"));
+    expect(
+      readme
+        .split("\n")
+        .slice(chatCommands, chatCommands + 5)
+        .join(" "),
+    ).toContain("`/agents`");
+    const row = architecture.split("\n").find((l) => l.startsWith("| `src/capabilities/`")) ?? "";
+    for (const m of capabilityModules)
+      expect(row, `docs/architecture.md's src/capabilities row names ${m.name}`).toContain(m.name);
+    expect(architecture).toContain("## Sub-agents");
   });
 
   it("shows a systemd unit that runs unprivileged and waits for the network it orders after", () => {
