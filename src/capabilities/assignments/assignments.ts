@@ -34,6 +34,7 @@ import { recordLearning, recordedLine } from "../../harness/assignments/learning
 import { ProjectFiles } from "../../harness/assignments/project-files.js";
 import type { TurnHooks } from "../../harness/hooks.js";
 import { approvePlanOnAnswer } from "../../harness/modes/session-modes.js";
+import { resultText } from "../subagents/subagent-text.js";
 import type { ToolRegistry } from "../../harness/tools/registry.js";
 import type { Tool } from "../../harness/tools/types.js";
 import type { ChannelDirectory } from "../../gateway/channel-directory.js";
@@ -186,6 +187,20 @@ export class Assignments {
     return this.#owner.answer(target, senderId, text, inboxId);
   }
 
+  /**
+   * Helpers an assignment's run spawned have ended: its next run is due now (it claims their
+   * results), unless it waits on its owner. False when `sessionKey` is not an assignment's.
+   */
+  async resultsArrived(sessionKey: string): Promise<boolean> {
+    if (!isAssignmentSession(sessionKey)) return false;
+    const { store, clock } = this.#d;
+    const a = await store.assignments.get(sessionKey.slice(sessionKey.lastIndexOf(":") + 1));
+    if (!a || !isOpen(a) || a.state === "requires_action") return true;
+    await queueRun(store, a, clock.now(), "its helpers' results arrived", clock.now());
+    this.#d.poke(true);
+    return true;
+  }
+
   /** The `/task` and `/tasks` commands. */
   commands(): ExtraCommand[] {
     return taskCommands(this);
@@ -313,6 +328,15 @@ export class Assignments {
           calls: new Set(),
         };
         this.runs.begin(live);
+        // Results of helpers an earlier run spawned: recorded before this run's own input.
+        await store.subagents.claimResults(
+          a.sessionKey,
+          claim.sessionId,
+          claim.runId,
+          claim.lease,
+          resultText,
+          claim.now,
+        );
         await store.assignments.startRun({
           assignmentId: a.id,
           runNo,

@@ -5,6 +5,7 @@
  * only with `subagents.enabled`.
  */
 import type { ExtraCommand } from "../../gateway/commands.js";
+import type { AssignmentsCapability } from "../assignments/module.js";
 import type { Capability, CapabilityModule } from "../types.js";
 import { subagentTools } from "./subagent-tools.js";
 import { Subagents, ended } from "./subagents.js";
@@ -18,8 +19,18 @@ export interface SubagentsCapability extends Capability {
 export const subagentsModule: CapabilityModule<SubagentsCapability> = {
   name: "subagents",
   enabled: (config) => config.subagents.enabled,
-  create({ config, store, lanes, clock, logger, workspaceDir }): SubagentsCapability {
-    const subagents = new Subagents({ config, store, lanes, clock, logger, workspaceDir });
+  create({ config, store, lanes, clock, logger, workspaceDir, capability }): SubagentsCapability {
+    // Built after assignments (registry order): an assignment's results go to its own runner.
+    const tasks = capability<AssignmentsCapability>("assignments")?.tasks;
+    const subagents = new Subagents({
+      config,
+      store,
+      lanes,
+      clock,
+      logger,
+      workspaceDir,
+      ...(tasks ? { assignmentResults: (key: string) => tasks.resultsArrived(key) } : {}),
+    });
     return {
       subagents,
       tools: subagentTools(subagents),

@@ -27,6 +27,11 @@ export interface SubagentsDeps {
   clock: Clock;
   logger: Logger;
   workspaceDir: string;
+  /**
+   * An assignment's session has results: its own runner claims them in its next run (true), or
+   * the session is no assignment's (false: a subagent turn wakes it).
+   */
+  assignmentResults?(sessionKey: string): Promise<boolean>;
 }
 
 /** The tools a child never gets: its parent's assignment and scheduling are not its own. */
@@ -174,7 +179,7 @@ export class Subagents {
       this.#enqueue(c.childSessionKey);
     }
     for (const parent of await store.subagents.parentsWithResults())
-      if (await this.#resultsDue(parent)) this.#enqueue(parent);
+      if (await this.#resultsDue(parent)) await this.#wakeParent(parent);
   }
 
   /**
@@ -208,7 +213,7 @@ export class Subagents {
     const awaited = siblings.filter((s) => s.waitDeadline !== null && s.deliveredRunId === null);
     const batchDone = batch.every(ended);
     const waitDone = child.waitDeadline !== null && awaited.every(ended);
-    if (batchDone || waitDone) this.#enqueue(child.parentSessionKey);
+    if (batchDone || waitDone) await this.#wakeParent(child.parentSessionKey);
   }
 
   /** Wakes the parent at `deadline` if a child it waits on is still running then. */
@@ -238,6 +243,12 @@ export class Subagents {
         Math.max(0, deadline - clock.now()),
       ),
     );
+  }
+
+  /** Wakes a parent with its results: an assignment through its runner, any other session by a turn. */
+  async #wakeParent(parentSessionKey: string): Promise<void> {
+    if (await this.#d.assignmentResults?.(parentSessionKey)) return;
+    this.#enqueue(parentSessionKey);
   }
 
   /** A lane task for the session's next sub-agent turn (a child's run or a parent's wake). */

@@ -241,8 +241,13 @@ export class SqliteSubagentRepo implements SubagentRepo {
     text: (child: Subagent) => string,
     now: number,
   ): Promise<Subagent[]> {
-    return guard(this.#path, () =>
-      this.#db
+    return guard(this.#path, () => {
+      // Most turns have nothing to claim: a read, without taking the write lock.
+      const any = this.#sql<[string], { n: number }>(
+        `SELECT 1 AS n FROM subagents WHERE parent_session_key = ? AND ${UNDELIVERED} LIMIT 1`,
+      ).get(parentSessionKey);
+      if (!any) return [];
+      return this.#db
         .transaction((): Subagent[] => {
           if (!this.#leases.isCurrentInTransaction(parentSessionKey, lease)) return [];
           const ready = this.#sql<[string], SubagentRow>(
@@ -265,8 +270,8 @@ export class SqliteSubagentRepo implements SubagentRepo {
           for (const c of ready) claim.run(runId, now, c.id);
           return ready.map((c) => ({ ...c, deliveredRunId: runId }));
         })
-        .immediate(),
-    );
+        .immediate();
+    });
   }
 
   #get(id: string): Subagent | undefined {
