@@ -92,16 +92,16 @@ describe("sub-agents", () => {
     expect(wakes).toHaveLength(1);
     for (const v of VENDORS)
       expect(JSON.stringify(bodyOf(wakes[0] as SimulatedRequest).messages)).toContain(`${v} costs`);
-    // The helpers' model calls count against the parent's session, as origin subagent.
-    const bySession = await gw.running.store.usage.summarize({ since: 0, by: "session" });
-    expect(bySession.map((r) => r.key)).toEqual([key]);
-    const byOrigin = await gw.running.store.usage.summarize({ since: 0, by: "origin" });
-    expect(byOrigin.find((r) => r.key === "subagent")?.calls).toBe(6); // 5 helpers + the wake
     // The comparison reaches the person's mailbox (the wake's answer).
     await until(async () => {
       const rows = await gw.running.store.outbox.listMailbox("http", "ann", 0, 50);
       return JSON.stringify(rows).includes("Comparison of 5 results ready.");
     }, "the comparison delivered");
+    // Committed: the helpers' model calls count against the parent's session, as origin subagent.
+    const bySession = await gw.running.store.usage.summarize({ since: 0, by: "session" });
+    expect(bySession.map((r) => r.key)).toEqual([key]);
+    const byOrigin = await gw.running.store.usage.summarize({ since: 0, by: "origin" });
+    expect(byOrigin.find((r) => r.key === "subagent")?.calls).toBe(6); // 5 helpers + the wake
   });
 });
 
