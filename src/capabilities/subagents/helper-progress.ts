@@ -35,6 +35,8 @@ interface Display {
   target: ChatTarget;
   /** By child session key, in the order they were first shown. */
   helpers: Map<string, HelperStatus>;
+  /** Wakes of the parent so far: an end read after a wake is not shown (that wake had it). */
+  wakes: number;
 }
 
 /** Owns the helper displays of the gateway's chats (see the file header). */
@@ -97,7 +99,7 @@ export class HelperProgress {
     let display = this.#displays.get(root); // again: the read may have raced another call's
     if (!display) {
       if (!row?.origin.target) return; // not a helper, or background work: no chat to show it in
-      display = { target: row.origin.target, helpers: new Map() };
+      display = { target: row.origin.target, helpers: new Map(), wakes: 0 };
       this.#displays.set(root, display);
     }
     const base = display.helpers.get(childKey) ?? (row ? baseOf(row) : undefined);
@@ -137,21 +139,23 @@ export class HelperProgress {
       return;
     }
     // A helper that ended without a tool call: its line needs its row (a display may be gone by then).
+    const wakes = display.wakes;
     this.#d.store.subagents
       .byChildSession(childKey)
       .then((row) => {
-        if (row && this.#displays.get(root) === display)
+        if (row && this.#displays.get(root) === display && display.wakes === wakes)
           this.#update(root, display, childKey, { ...baseOf(row), state });
       })
       .catch((err: unknown) => this.#log.warn({ err, childKey }, "could not show a helper's end"));
   }
 
   async #endedFromRow(childKey: string, display: Display): Promise<void> {
+    const wakes = display.wakes;
     const row = await this.#d.store.subagents.byChildSession(childKey);
     const state = row ? stateOf(row) : undefined;
     const known = display.helpers.get(childKey);
-    if (!state || state === "running" || !known || this.#displays.get(this.rootOf(childKey)) !== display)
-      return;
+    const current = this.#displays.get(this.rootOf(childKey)) === display && display.wakes === wakes;
+    if (!state || state === "running" || !known || !current) return;
     this.#update(this.rootOf(childKey), display, childKey, { ...known, state });
   }
 
@@ -166,6 +170,7 @@ export class HelperProgress {
   #woken(root: string): void {
     const display = this.#displays.get(root);
     if (!display) return;
+    display.wakes++;
     for (const [key, h] of display.helpers) if (h.state !== "running") display.helpers.delete(key);
     if (display.helpers.size === 0) this.#displays.delete(root);
   }
