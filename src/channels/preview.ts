@@ -15,8 +15,10 @@
  * recorded — when the redone turn's first delta comes, or, if its text all streamed before the
  * channel was up, when its reply is sent; on one that cannot (Telegram) such a preview stays.
  */
-import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
+import { type Clock, systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import type { PreviewEntry } from "./preview-entry.js";
+import { previewKey } from "./preview-entry.js";
 import type { PreviewLedger } from "./preview-ledger.js";
 
 /** Which turn a preview belongs to. */
@@ -79,27 +81,11 @@ export type TakeTarget = PreviewTarget & {
   createdAt?: number;
 };
 
-interface Preview {
-  /** Set once the preview message exists. */
-  id: string | undefined;
-  /** Everything streamed so far. */
-  text: string;
-  /** What the message shows now ("" when unknown: a preview adopted from an earlier process). */
-  shown: string;
-  createdAt: number;
-  lastEditAt: number;
-  timer: TimerHandle | undefined;
-  /** The send or edit in flight; edits are chained on it, so they never overlap. */
-  inflight: Promise<void>;
-  /** The final text is being put in place: no more partial edits. */
-  closed: boolean;
-}
-
 /** The previews of one channel account (see the file header). */
 export class StreamingPreviews {
   readonly #o: Required<Omit<StreamingPreviewsOptions, "api" | "logger" | "ledger">> &
     StreamingPreviewsOptions;
-  readonly #previews = new Map<string, Preview>();
+  readonly #previews = new Map<string, PreviewEntry>();
   /** Previews an earlier process recorded and nothing has taken yet, by key. */
   readonly #recovered = new Map<string, string>();
   /** Restored previews that nothing will take any more, to delete once the API is up. */
@@ -150,7 +136,7 @@ export class StreamingPreviews {
     }
     for (const r of records) {
       if (r.settled) this.#orphans.push(r);
-      else this.#recovered.set(keyOf(r.target), r.messageId);
+      else this.#recovered.set(previewKey(r.target), r.messageId);
     }
   }
 
@@ -173,14 +159,36 @@ export class StreamingPreviews {
    */
   delta(target: PreviewTarget & { recovered?: boolean }, text: string): void {
     if (!this.#o.enabled) return;
-    const key = keyOf(target);
-    const existing = this.#previews.get(key);
+    const existing = this.#previews.get(previewKey(target));
     if (existing) {
       if (existing.closed) return; // the final text is on its way; nothing may overwrite it
-      existing.text += text;
+      existing.text = existing.status ? text : existing.text + text;
+      existing.status = false;
       this.#scheduleEdit(existing, target);
       return;
     }
+    this.#open(target, text, false);
+  }
+
+  /**
+   * Shows `text` as the turn's preview (a status: the session's helpers at work), creating the
+   * preview if there is none, throttled like deltas. The turn's first delta replaces it, and so
+   * does its final text (`take`) or `discard`. Ignored once the preview shows streamed text or
+   * is closed for its final text, so a status never overwrites an answer.
+   */
+  status(target: PreviewTarget, text: string): void {
+    if (!this.#o.enabled) return;
+    const existing = this.#previews.get(previewKey(target));
+    if (!existing) this.#open(target, text, true);
+    else if (!existing.closed && existing.status) {
+      existing.text = text;
+      this.#scheduleEdit(existing, target);
+    }
+  }
+
+  /** A new preview of `target` showing `text` (posted, or adopted from an earlier attempt). */
+  #open(target: PreviewTarget & { recovered?: boolean }, text: string, status: boolean): void {
+    const key = previewKey(target);
     const api = this.#o.api();
     if (!api) {
       if (target.recovered && !this.#unlooked.has(key)) this.#unlooked.set(key, this.#o.clock.now());
@@ -189,7 +197,7 @@ export class StreamingPreviews {
     this.#prune(); // once per new preview, not per streamed token
     this.#unlooked.delete(key); // this delta looks
     const now = this.#o.clock.now();
-    const preview: Preview = {
+    const preview: PreviewEntry = {
       id: undefined,
       text,
       shown: "",
@@ -198,6 +206,7 @@ export class StreamingPreviews {
       timer: undefined,
       inflight: Promise.resolve(),
       closed: false,
+      status,
     };
     this.#previews.set(key, preview);
     const recorded = this.#recovered.get(key);
@@ -226,8 +235,8 @@ export class StreamingPreviews {
    */
   reset(target: PreviewTarget, discardedChars: number): void {
     if (!this.#o.enabled) return;
-    const preview = this.#previews.get(keyOf(target));
-    if (!preview || preview.closed || !(discardedChars > 0)) return;
+    const preview = this.#previews.get(previewKey(target));
+    if (!preview || preview.closed || preview.status || !(discardedChars > 0)) return;
     preview.text = preview.text.slice(0, Math.max(0, preview.text.length - discardedChars));
     this.#scheduleEdit(preview, target);
   }
@@ -242,7 +251,7 @@ export class StreamingPreviews {
    */
   async take(target: TakeTarget): Promise<TakenPreview | undefined> {
     this.#prune();
-    const key = keyOf(target);
+    const key = previewKey(target);
     const preview = this.#previews.get(key);
     if (!preview) {
       if ((target.seq ?? 0) !== 0) return undefined;
@@ -280,7 +289,7 @@ export class StreamingPreviews {
    * the chat and its record forgotten. Never rejects.
    */
   async discard(target: PreviewTarget & { recovered?: boolean }): Promise<void> {
-    const key = keyOf(target);
+    const key = previewKey(target);
     this.#unlooked.delete(key);
     const preview = this.#previews.get(key);
     let id: string | undefined;
@@ -338,7 +347,7 @@ export class StreamingPreviews {
       );
   }
 
-  #scheduleEdit(preview: Preview, target: PreviewTarget): void {
+  #scheduleEdit(preview: PreviewEntry, target: PreviewTarget): void {
     if (preview.timer || preview.closed || preview.id === undefined) return;
     const wait = Math.max(0, preview.lastEditAt + this.#o.editIntervalMs - this.#o.clock.now());
     preview.timer = this.#o.clock.setTimeout(
@@ -353,7 +362,7 @@ export class StreamingPreviews {
     );
   }
 
-  async #edit(preview: Preview, target: PreviewTarget): Promise<void> {
+  async #edit(preview: PreviewEntry, target: PreviewTarget): Promise<void> {
     const api = this.#o.api();
     // Platforms refuse an empty text; a reset may discard everything streamed so far.
     const text = this.#clip(preview.text) || "…";
@@ -379,8 +388,4 @@ export class StreamingPreviews {
       this.#previews.delete(key);
     }
   }
-}
-
-function keyOf(target: PreviewTarget): string {
-  return `${target.chatId}:${target.threadId ?? ""}:${target.replyTo ?? ""}`;
 }

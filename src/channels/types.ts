@@ -104,6 +104,25 @@ export type StreamTarget = ChatTarget & {
   recovered?: boolean;
 };
 
+/** One helper (sub-agent) of a session, as its chat is shown it while the helpers work. */
+export interface HelperStatus {
+  /** The helper's id (`/agents stop <id>`). */
+  id: string;
+  label: string;
+  /** `stopped`: cancelled (/stop, /agents stop); its result is not delivered. */
+  state: "running" | "done" | "failed" | "stopped";
+  /** Its latest tool call in short ("web_fetch example.com/pricing"); absent before its first. */
+  lastCall?: string;
+  /** How deep it is (1: a helper of the session, 2: a helper's helper). */
+  depth: number;
+}
+
+/** What a session's helpers are doing: every helper shown, and the one that just changed. */
+export interface HelperProgress {
+  helpers: readonly HelperStatus[];
+  changed: HelperStatus;
+}
+
 /** The platform's receipt for a sent message. */
 export interface SendReceipt {
   platformMessageId: string;
@@ -227,6 +246,14 @@ export interface Channel {
    * earlier attempt left — is removed from the chat. Best effort.
    */
   streamDiscard?(target: StreamTarget): void;
+  /**
+   * The session's helpers are at work (a change: a tool call, an end). `target` is where the
+   * session's next turn (the wake with their results) answers: a channel that previews (Telegram,
+   * Slack, Discord) shows the list in that turn's preview, which the turn's text or answer then
+   * replaces, or its `streamDiscard` removes; one that streams per request (HTTP) writes a
+   * `subagent` event to the chat's open streams. Best effort, like `streamDelta`.
+   */
+  streamHelpers?(target: StreamTarget, progress: HelperProgress): void;
 }
 
 /** Tokens a run used (the harness's TokenUsage, restated so channels depend on no harness type). */

@@ -4,11 +4,11 @@
  */
 import { existsSync } from "node:fs";
 import { resolveHome } from "../config/home.js";
-import type { SessionSummary } from "../store/repos/session-repo.js";
 import type { TranscriptEvent } from "../store/repos/transcript-repo.js";
 import type { Store } from "../store/types.js";
 import type { CliOptions } from "./main.js";
 import { databasePath, openForReading } from "./open-database.js";
+import { type SessionTreeRow, helpersOf, sessionTree, treeKeyCell } from "./session-tree.js";
 import { UnknownIdError } from "./subcommand.js";
 
 /** Sessions `list` prints at most; it says so when there are more. */
@@ -64,15 +64,23 @@ async function list(store: Store, options: CliOptions, now: number): Promise<num
   const rows = await store.sessions.list(SESSIONS_LIST_LIMIT + 1);
   const truncated = rows.length > SESSIONS_LIST_LIMIT;
   const shown = rows.slice(0, SESSIONS_LIST_LIMIT);
+  const helpers = await helpersOf(store, shown);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ sessions: shown, truncated }, null, 2)}\n`);
+    // A helper's session names its row: id, label, state and parent.
+    const sessions = shown.map((s) => {
+      const h = helpers.get(s.sessionKey);
+      if (!h) return s;
+      const subagent = { id: h.id, label: h.label, state: h.state, parentSessionKey: h.parentSessionKey };
+      return { ...s, subagent };
+    });
+    process.stdout.write(`${JSON.stringify({ sessions, truncated }, null, 2)}\n`);
     return 0;
   }
   if (shown.length === 0) {
     process.stdout.write("no sessions yet\n");
     return 0;
   }
-  process.stdout.write(formatSessionTable(shown, now));
+  process.stdout.write(formatSessionTable(sessionTree(shown, helpers), now));
   if (truncated) {
     const total = await store.sessions.count();
     process.stdout.write(`(the ${SESSIONS_LIST_LIMIT} most recent of ${total} sessions)\n`);
@@ -102,15 +110,21 @@ async function show(store: Store, key: string, options: CliOptions): Promise<num
   return 0;
 }
 
-/** The sessions as an aligned table with a header line, one row per session. */
-export function formatSessionTable(sessions: readonly SessionSummary[], now: number): string {
-  const rows = sessions.map((s) => [
-    s.sessionKey,
-    s.channel,
-    `${localTime(s.lastActivityAt)} (${ago(s.lastActivityAt, now)})`,
-    String(s.messages),
-    s.running ? "running" : "idle",
-  ]);
+/**
+ * The sessions as an aligned table with a header line, one row per session; a helper's session
+ * sits under its parent's, indented, with its label and state (session-tree.ts).
+ */
+export function formatSessionTable(tree: readonly SessionTreeRow[], now: number): string {
+  const rows = tree.map((row) => {
+    const s = row.session;
+    return [
+      treeKeyCell(row),
+      s.channel,
+      `${localTime(s.lastActivityAt)} (${ago(s.lastActivityAt, now)})`,
+      String(s.messages),
+      s.running ? "running" : "idle",
+    ];
+  });
   const header = ["KEY", "CHANNEL", "LAST ACTIVITY", "MESSAGES", "STATE"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) =>

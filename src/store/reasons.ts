@@ -5,3 +5,6 @@ export const NOT_MENTIONED = "not_mentioned";
 
 /** How a chat command's row is rejected: the reason is this prefix and the name (`command /status`). */
 export const COMMAND_REASON_PREFIX = "command /";
+
+/** A sub-agent's `deliveredRunId` when it was cancelled silently: its parent is not given the cancellation. */
+export const SILENT_DELIVERY = "-";

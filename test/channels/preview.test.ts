@@ -206,6 +206,65 @@ function durable(api = new RecordingApi(), ledger = new MapLedger()) {
   return { clock, api, ledger, make };
 }
 
+describe("StreamingPreviews.status (helpers at work)", () => {
+  const WAKE = { chatId: "42" }; // a parent's wake answers no message
+
+  it("posts a status, edits it in place at most once per interval, and the turn's first delta replaces it", async () => {
+    const { clock, api, previews } = setup();
+    previews.status(WAKE, "↳ a: read_file x");
+    await clock.advanceAsync(0);
+    previews.status(WAKE, "↳ a: read_file y");
+    previews.status(WAKE, "↳ a: read_file z");
+    await clock.advanceAsync(INTERVAL_MS - 1);
+    expect(api.edits).toEqual([]); // throttled
+    await clock.advanceAsync(1);
+    expect(api.edits).toEqual(["↳ a: read_file z"]); // only the latest
+    previews.delta(WAKE, "The answer");
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(api.sent).toEqual(["↳ a: read_file x"]);
+    expect(api.edits).toEqual(["↳ a: read_file z", "The answer"]); // never status and text together
+  });
+
+  it("never overwrites streamed text, nor a preview taken for its final text", async () => {
+    const { clock, api, previews } = setup();
+    previews.delta(WAKE, "Streaming");
+    await clock.advanceAsync(0);
+    previews.status(WAKE, "✓ a done");
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(api.edits).toEqual([]);
+    const taken = await previews.take(WAKE);
+    previews.status(WAKE, "✓ a done");
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(taken?.messageId).toBe("7");
+    expect(api.sent).toEqual(["Streaming"]);
+    expect(api.edits).toEqual([]);
+  });
+
+  it("a status preview is taken by the final text, or deleted by a discard; a reset leaves it", async () => {
+    const { clock, api, previews } = setup();
+    previews.status(WAKE, "↳ a: web_fetch example.com");
+    await clock.advanceAsync(0);
+    previews.reset(WAKE, 5);
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(api.edits).toEqual([]);
+    expect((await previews.take(WAKE))?.messageId).toBe("7");
+    const other = { chatId: "43" };
+    previews.status(other, "↳ b: exec ls");
+    await clock.advanceAsync(0);
+    await previews.discard(other);
+    expect(api.removed).toEqual(["7"]);
+  });
+
+  it("shows nothing with streaming off", async () => {
+    const clock = new ManualClock();
+    const api = new RecordingApi();
+    const previews = new StreamingPreviews({ api: () => api, enabled: false, clock, logger: silentLogger() });
+    previews.status(WAKE, "↳ a: read_file x");
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(api.sent).toEqual([]);
+  });
+});
+
 describe("StreamingPreviews across a restart", () => {
   it("records a preview once when it is posted; edits write nothing", async () => {
     const { clock, ledger, make } = durable();

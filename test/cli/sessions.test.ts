@@ -147,6 +147,72 @@ describe("switchyard sessions", () => {
     expect(r.out).not.toMatch(/^agent:main:http:dm:u0\s/m);
   });
 
+  it("shows a helper's session under its parent's, indented, with its label and state (and a grandchild under it)", async () => {
+    const home = tempDir();
+    const store = open(home);
+    const now = Date.now();
+    try {
+      await seed(store, now);
+      const spawn = async (parent: string, label: string, depth: number, at: number) => {
+        const outcome = await store.subagents.spawn(
+          {
+            id: `sa-${label}`,
+            parentSessionKey: parent,
+            parentRunId: "run-1",
+            childKeyPrefix: "agent:main:sub:",
+            depth,
+            label,
+            task: "look it up",
+            context: "",
+            tools: [],
+            model: null,
+            origin: { target: null, privateChat: true, groupChat: false },
+          },
+          { maxActive: 8, maxPerRun: 20 },
+          at,
+        );
+        if (outcome.status !== "spawned") throw new Error(outcome.status);
+        // A helper's session is newer than its parent's: only the tree puts it under it.
+        await store.sessions.ensure(outcome.child.childSessionKey, `ses-${label}`, null, now);
+        return outcome.child;
+      };
+      const one = await spawn(DM, "vendors-1", 1, now - 3 * MIN);
+      const two = await spawn(DM, "vendors-2", 1, now - 2 * MIN);
+      await store.subagents.start(two.id, "run-2", now - MIN);
+      const grand = await spawn(one.childSessionKey, "deep", 2, now - MIN);
+      const r = await runCli(["sessions", "--home", home]);
+      expect(r.code).toBe(0);
+      const keys = r.out
+        .trimEnd()
+        .split("\n")
+        .slice(1)
+        .map((l) => l.split(/(?<=\S)\s{2,}/)[0]);
+      expect(keys).toEqual([
+        "agent:main:main",
+        DM,
+        `└ vendors-1 (queued) ${one.childSessionKey}`,
+        `  └ deep (queued) ${grand.childSessionKey}`,
+        `└ vendors-2 (running) ${two.childSessionKey}`,
+        "agent:main:heartbeat",
+        "transcript of one: switchyard sessions show <key> [--last N]",
+      ]);
+      const json = await runCli(["sessions", "list", "--json", "--home", home]);
+      const body = JSON.parse(json.out) as {
+        sessions: Array<{
+          sessionKey: string;
+          subagent?: { label: string; state: string; parentSessionKey: string };
+        }>;
+      };
+      expect(body.sessions.find((s) => s.sessionKey === two.childSessionKey)?.subagent).toMatchObject({
+        label: "vendors-2",
+        state: "running",
+        parentSessionKey: DM,
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
   it("shows a transcript oldest first: messages, tool calls and results cut to one line, notices and triggers labeled", async () => {
     const home = tempDir();
     const store = open(home);

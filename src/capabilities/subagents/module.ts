@@ -7,19 +7,22 @@
 import type { ExtraCommand } from "../../gateway/commands.js";
 import type { AssignmentsCapability } from "../assignments/module.js";
 import type { Capability, CapabilityModule } from "../types.js";
+import { HelperProgress } from "./helper-progress.js";
 import { subagentTools } from "./subagent-tools.js";
 import { Subagents, ended } from "./subagents.js";
 
 /** The built capability: the Subagents it runs (tests reach it). */
 export interface SubagentsCapability extends Capability {
   readonly subagents: Subagents;
+  /** What the parents' chats are shown of their helpers at work. */
+  readonly progress: HelperProgress;
 }
 
 /** The subagents capability module. */
 export const subagentsModule: CapabilityModule<SubagentsCapability> = {
   name: "subagents",
   enabled: (config) => config.subagents.enabled,
-  create({ config, store, lanes, clock, logger, workspaceDir, capability }): SubagentsCapability {
+  create({ config, store, lanes, clock, logger, workspaceDir, channels, capability }): SubagentsCapability {
     // Built after assignments (registry order): an assignment's results go to its own runner.
     const tasks = capability<AssignmentsCapability>("assignments")?.tasks;
     const subagents = new Subagents({
@@ -31,21 +34,28 @@ export const subagentsModule: CapabilityModule<SubagentsCapability> = {
       workspaceDir,
       ...(tasks ? { assignmentResults: (key: string) => tasks.resultsArrived(key) } : {}),
     });
+    const progress = new HelperProgress({ store, channels, childPrefix: subagents.childPrefix, logger });
     return {
       subagents,
+      progress,
       tools: subagentTools(subagents),
       hooks: [
         {
           // wait_agents: the run ends (yields) here; the results wake it.
           yieldBefore: (turn) => (subagents.takeWaiting(turn.runId) ? "waiting for helpers" : undefined),
         },
+        progress.hooks(),
       ],
       commands: [agentsCommand(subagents)],
       stopSession: async (sessionKey) => {
         const n = await subagents.stopChildren(sessionKey);
+        if (n > 0) progress.stopped(sessionKey);
         return n === 0 ? undefined : `${n} helper${n === 1 ? "" : "s"}`;
       },
-      attach: ({ turns, events }) => subagents.attach(turns, events),
+      attach: ({ turns, events }) => {
+        subagents.attach(turns, events);
+        progress.attach(events);
+      },
       start: () => subagents.recover(),
       quiesce: () => subagents.quiesce(),
     };

@@ -12,11 +12,13 @@ import type { Client } from "discord.js";
 import { backoffDelayMs } from "../../util/backoff.js";
 import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
+import { helperLines } from "../helper-lines.js";
 import type {
   Channel,
   ChannelHealth,
   ChannelLimits,
   ChatTarget,
+  HelperProgress,
   InboundSink,
   OutboundMessage,
   SendReceipt,
@@ -349,6 +351,11 @@ export class DiscordChannel implements Channel {
     this.#sender.previews
       .discard(target)
       .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
+  }
+
+  /** The session's helpers at work: one line each in the preview of its next turn. */
+  streamHelpers(target: Target, progress: HelperProgress): void {
+    this.#sender.previews.status(target, helperLines(progress.helpers));
   }
 }
 

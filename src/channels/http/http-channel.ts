@@ -1,10 +1,12 @@
 /**
  * The HTTP channel on the gateway's loopback server:
  * - `POST /v1/chat` `{"sender","text","id"?}` → `{"sessionKey","replies":[{"text"}]}` after the run,
- *   or a live stream with `Accept: text/event-stream` (`delta` events, then `done`);
+ *   or a live stream with `Accept: text/event-stream` (`delta` events, then `done`; `subagent`
+ *   events while the sender's helpers work);
  * - `POST /v1/chat/completions`, OpenAI-compatible (`user` names the sender; `stream: true` streams chunks);
  * - `GET /v1/chat/replies?sender=&after=` — the sender's mailbox: every reply delivered to it;
- * - `GET /v1/chat/events?sender=` — the same mailbox as a live SSE stream (see mailbox-stream.ts).
+ * - `GET /v1/chat/events?sender=` — the same mailbox as a live SSE stream (see mailbox-stream.ts),
+ *   with the sender's `subagent` events.
  * The console channel (`switchyard chat`) is the same adapter under another name and path.
  */
 import { randomUUID } from "node:crypto";
@@ -15,6 +17,8 @@ import type {
   Channel,
   ChannelLimits,
   ChatTarget,
+  HelperProgress,
+  HelperStatus,
   InboundMessage,
   InboundSink,
   OutboundMessage,
@@ -69,6 +73,8 @@ export class HttpChannel implements Channel {
   #sink: InboundSink | undefined;
   /** Streaming requests in flight by the inbox id they wait for. */
   readonly #byInbox = new Map<number, Set<LiveText>>();
+  /** Streaming requests in flight by their sender (the chat): where `subagent` events go. */
+  readonly #byChat = new Map<string, Set<(frames: string) => void>>();
   readonly #mailboxes: MailboxStreams;
 
   constructor(options: HttpChannelOptions) {
@@ -143,6 +149,17 @@ export class HttpChannel implements Channel {
       for (const live of this.#byInbox.get(id) ?? []) live.reset(discardedChars);
   }
 
+  /**
+   * The chat's helpers at work: one `subagent` event (the helper that changed: id, label, state,
+   * its latest call) to the sender's streaming requests still open and its mailbox streams
+   * (`GET …/events`), which is where a client sees them once the parent's request answered.
+   */
+  streamHelpers(target: StreamTarget, progress: HelperProgress): void {
+    const frames = subagentFrame(progress.changed);
+    for (const write of this.#byChat.get(target.chatId) ?? []) write(frames);
+    this.#mailboxes.broadcast(target.chatId, frames);
+  }
+
   /** A request that streams: `commit` files it under its message's inbox id, `done` removes it. */
   #track(live: LiveText | undefined) {
     let inboxId: number | undefined;
@@ -209,6 +226,8 @@ export class HttpChannel implements Channel {
     const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
     const live = sse ? new LiveText((text) => sse.write(frame("delta", { text }))) : undefined;
     const request = this.#track(live);
+    const helpers = (frames: string) => sse?.write(frames);
+    if (sse) addTo(this.#byChat, sender, helpers);
     try {
       if (result.status === "accepted" || result.status === "duplicate") request.commit(result.inboxId);
       if (result.status === "rejected") {
@@ -237,6 +256,7 @@ export class HttpChannel implements Channel {
       else sendJson(res, 200, payload);
     } finally {
       request.done();
+      removeFrom(this.#byChat, sender, helpers);
       sse?.close();
     }
   }
@@ -280,6 +300,18 @@ export class HttpChannel implements Channel {
     const replies = await this.#o.answers.listReplies(this.name, sender, after);
     sendJson(res, 200, { replies });
   }
+}
+
+/** The `subagent` SSE event of one helper's change. */
+export function subagentFrame(h: HelperStatus): string {
+  const data = {
+    id: h.id,
+    label: h.label,
+    state: h.state,
+    depth: h.depth,
+    ...(h.lastCall ? { call: h.lastCall } : {}),
+  };
+  return `event: subagent\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {

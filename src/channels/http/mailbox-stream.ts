@@ -6,7 +6,9 @@
  * missed first, in order, and nothing twice. Without either it starts at the mailbox's end: the
  * first event, `ready`, carries that cursor as its id (also when a given cursor is beyond the
  * end: it came from another database, and reading on after it would show nothing). The stream reads the store, so replies
- * sent by another gateway process on the same database arrive too (within `pollMs`).
+ * sent by another gateway process on the same database arrive too (within `pollMs`). Live
+ * events of this process without a cursor (`subagent`: the sender's helpers at work) are
+ * written to the sender's open streams as they happen (`broadcast`); a reconnect does not replay them.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError } from "../../http/server.js";
@@ -36,6 +38,8 @@ function frame(event: string, id: number, data: unknown): string {
 export class MailboxStreams {
   readonly #o: MailboxStreamsOptions;
   readonly #open = new Set<() => void>();
+  /** The open streams' writers, by sender. */
+  readonly #writers = new Map<string, Set<(frames: string) => void>>();
 
   constructor(options: MailboxStreamsOptions) {
     this.#o = options;
@@ -44,6 +48,11 @@ export class MailboxStreams {
   /** Ends every open stream (the channel stops); clients reconnect and resume by cursor. */
   endAll(): void {
     for (const end of [...this.#open]) end();
+  }
+
+  /** Writes `frames` (live events without a cursor) to every open stream of `sender`. */
+  broadcast(sender: string, frames: string): void {
+    for (const write of this.#writers.get(sender) ?? []) write(frames);
   }
 
   /** Serves one stream until the client goes away or {@link endAll}. */
@@ -75,8 +84,14 @@ export class MailboxStreams {
     });
     this.#open.add(end);
     res.once("close", end);
+    const writers = this.#writers.get(sender) ?? new Set();
+    this.#writers.set(sender, writers);
+    const write = (frames: string) => {
+      if (!ended) sse.write(frames);
+    };
     try {
       sse.write(frame("ready", after, { after }));
+      writers.add(write);
       while (!ended) {
         hinted = false;
         const entries = await answers.listReplies(channel, sender, after);
@@ -96,6 +111,8 @@ export class MailboxStreams {
     } catch {
       // The store failed: end the stream; the client reconnects and resumes from its cursor.
     } finally {
+      writers.delete(write);
+      if (writers.size === 0 && this.#writers.get(sender) === writers) this.#writers.delete(sender);
       clearTimeout(timer);
       unsubscribe?.();
       this.#open.delete(end);

@@ -11,11 +11,13 @@ import type { Logger as SlackLogger, LogLevel } from "@slack/logger";
 import { backoffDelayMs } from "../../util/backoff.js";
 import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
+import { helperLines } from "../helper-lines.js";
 import type {
   Channel,
   ChannelHealth,
   ChannelLimits,
   ChatTarget,
+  HelperProgress,
   InboundSink,
   OutboundMessage,
   RouteRegistrar,
@@ -337,6 +339,11 @@ export class SlackChannel implements Channel {
     this.#sender.previews
       .discard(target)
       .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
+  }
+
+  /** The session's helpers at work: one line each in the preview of its next turn. */
+  streamHelpers(target: LiveTarget, progress: HelperProgress): void {
+    this.#sender.previews.status(target, helperLines(progress.helpers));
   }
 }
 

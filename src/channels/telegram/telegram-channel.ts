@@ -10,7 +10,8 @@ import type { UserFromGetMe } from "grammy/types";
 import { backoffDelayMs } from "../../util/backoff.js";
 import { type Clock, systemClock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
-import type { RouteRegistrar } from "../types.js";
+import { helperLines } from "../helper-lines.js";
+import type { HelperProgress, RouteRegistrar } from "../types.js";
 import type {
   Channel,
   ChannelHealth,
@@ -305,6 +306,11 @@ export class TelegramChannel implements Channel {
     this.#sender.previews
       .discard(target)
       .catch((err: unknown) => this.#o.logger.debug({ err }, "could not discard a preview"));
+  }
+
+  /** The session's helpers at work: one line each in the preview of its next turn. */
+  streamHelpers(target: LiveTarget, progress: HelperProgress): void {
+    this.#sender.previews.status(target, helperLines(progress.helpers));
   }
 
   // ------------------------------------------------------------------ helpers

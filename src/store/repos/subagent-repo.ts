@@ -9,9 +9,6 @@
 import type { ChatTarget } from "../../channels/types.js";
 import type { SessionFence } from "./lease-repo.js";
 
-/** `deliveredRunId` of a child cancelled silently: its parent is not given the cancellation. */
-export const SILENT_DELIVERY = "-";
-
 /** Where a child is in its life. `done`/`failed`/`cancelled` are ends: the result is final. */
 export type SubagentState = "queued" | "running" | "done" | "failed" | "cancelled";
 

@@ -1,15 +1,15 @@
 /** Sub-agents in SQLite (see SubagentRepo): limit checks and writes each in one immediate transaction. */
 import type { Database } from "better-sqlite3";
 import type { SessionFence } from "../repos/lease-repo.js";
-import {
-  SILENT_DELIVERY,
-  type SpawnOutcome,
-  type Subagent,
-  type SubagentEnd,
-  type SubagentOrigin,
-  type SubagentRepo,
-  type SubagentSpawn,
+import type {
+  SpawnOutcome,
+  Subagent,
+  SubagentEnd,
+  SubagentOrigin,
+  SubagentRepo,
+  SubagentSpawn,
 } from "../repos/subagent-repo.js";
+import { SILENT_DELIVERY } from "../reasons.js";
 import { guard } from "./errors.js";
 import type { SqliteLeaseRepo } from "./lease-repo.js";
 import { type StatementCache, statementCache } from "./statements.js";
