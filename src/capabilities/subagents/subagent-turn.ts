@@ -46,8 +46,8 @@ export function subagentTurn(o: SubagentTurnOptions): TurnSource {
         // A running child with nothing new runs again only when its last run never committed.
         const redo = self?.state === "running" && self.runId !== null && !(await store.runs.get(self.runId));
         if (self?.state !== "queued" && !redo && o.reason === undefined) return undefined;
-        if (o.reason !== undefined) inputs.push({ type: "trigger", origin: "subagent", text: o.reason });
       }
+      if (o.reason !== undefined) inputs.push({ type: "trigger", origin: "subagent", text: o.reason });
       if (self) {
         const before = await store.subagents.start(self.id, runId, now);
         if (!before) return undefined;
