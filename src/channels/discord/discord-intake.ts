@@ -21,6 +21,9 @@ import { SinkUnavailableError } from "../errors.js";
 import type { AcceptResult, InboundMessage, InboundSink } from "../types.js";
 import { type DiscordMessageView, mapDiscordMessage } from "./inbound.js";
 
+/** Tries to commit one message before it is left to the next start's catch-up. */
+const MAX_TAKE_ATTEMPTS = 12;
+
 /** Ephemeral: only the person who ran the command sees the answer. */
 const EPHEMERAL = 64;
 
@@ -49,17 +52,41 @@ export class DiscordIntake {
     this.#o = options;
   }
 
-  /** The `messageCreate` listener; never rejects (failures are logged). */
+  /**
+   * The `messageCreate` listener; never rejects (failures are logged). Discord redelivers
+   * nothing, so a message the gateway could not commit (the store busy or failing) is taken
+   * again after the sink's `retryAfterMs` (at most 5 s apart, MAX_TAKE_ATTEMPTS times) while the
+   * channel runs; its chat's later messages wait behind it in the intake queue, so they are not
+   * answered first. Once the channel stops, what is left is the restart's catch-up's.
+   */
   async message(message: Message): Promise<void> {
-    try {
-      await this.#handle(message);
-    } catch (err) {
-      if (err instanceof SinkUnavailableError) {
-        // Not committed (shutting down): Discord does not redeliver; the person sees no answer.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#handle(message);
+        return;
+      } catch (err) {
+        if (!(err instanceof SinkUnavailableError)) {
+          this.#o.logger.error({ err, messageId: message.id }, "could not handle a Discord message");
+          return;
+        }
+        const life = this.#o.life();
+        if (attempt < MAX_TAKE_ATTEMPTS && life && !life.aborted) {
+          this.#o.logger.warn(
+            { messageId: message.id, attempt, err: err.message },
+            "discord message not committed; taking it again",
+          );
+          try {
+            await this.#o.clock.sleep(Math.min(err.retryAfterMs, 5_000), life);
+            continue;
+          } catch {
+            // The channel stopped meanwhile.
+          }
+        }
+        // Not committed (shutting down, or the store kept failing): the person sees no answer
+        // unless the next start's catch-up reads it back.
         this.#o.logger.warn({ messageId: message.id, err: err.message }, "discord message not taken");
         return;
       }
-      this.#o.logger.error({ err, messageId: message.id }, "could not handle a Discord message");
     }
   }
 

@@ -6,6 +6,8 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/util/clock.js";
+import { StoreError } from "../../../src/store/store-error.js";
+import type { Store } from "../../../src/store/types.js";
 import { ModelSimulator, type ModelSimulatorOptions } from "../../fakes/model-simulator.js";
 import { FakeDiscord, type FakeDiscordOptions } from "../../fakes/discord-api.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../../helpers/test-gateway.js";
@@ -33,7 +35,12 @@ afterEach(async () => {
 
 async function setup(
   discord: Record<string, unknown> = {},
-  more: { sim?: ModelSimulatorOptions; fake?: FakeDiscordOptions; clock?: ManualClock } = {},
+  more: {
+    sim?: ModelSimulatorOptions;
+    fake?: FakeDiscordOptions;
+    clock?: ManualClock;
+    wrapStore?: (store: Store) => Store;
+  } = {},
 ) {
   sim = new ModelSimulator(more.sim ?? {});
   await sim.start();
@@ -66,9 +73,26 @@ async function setup(
         },
       },
     },
-    more.clock ? { clock: more.clock } : {},
+    {
+      ...(more.clock ? { clock: more.clock } : {}),
+      ...(more.wrapStore ? { wrapStore: more.wrapStore } : {}),
+    },
   );
   return { sim, fake, gw };
+}
+
+/** A store whose first inbox receive fails as a busy database does. */
+function failFirstReceive(store: Store): Store {
+  let failed = false;
+  const receive = store.inbox.receive.bind(store.inbox);
+  store.inbox.receive = async (...args) => {
+    if (!failed) {
+      failed = true;
+      throw new StoreError("locked", "database is locked by another process (test)");
+    }
+    return receive(...args);
+  };
+  return store;
 }
 
 /** Waits until the bot has posted `n` messages in a channel; returns them. */
@@ -95,6 +119,19 @@ describe("Discord channel", () => {
     // JSON over the gateway, no compression (no zlib-sync or erlpack in the tree), the four intents.
     expect(fake.connectionLog()[0]?.query).toEqual({ v: "10", encoding: "json" });
     expect(fake.identifyPayloads()[0]?.intents).toBe(1 | (1 << 9) | (1 << 12) | (1 << 15));
+  });
+
+  it("takes a message again when the store was busy, and its chat's next message waits behind it", async () => {
+    const { sim, fake } = await setup({}, { wrapStore: failFirstReceive });
+    // Answers the newest message: the last msg-N in the request.
+    sim.setDefault((r) => ({
+      text: `re: ${[...JSON.stringify(r.body).matchAll(/msg-[12]/g)].at(-1)?.[0] ?? "?"}`,
+    }));
+    const first = fake.dm({ author: ANN, content: "msg-1" });
+    fake.dm({ author: ANN, content: "msg-2" });
+    const posts = await botPosts(fake, first.channel_id, 2);
+    // Discord redelivers nothing: m1's commit failed once (locked) and was retried; m2 waited.
+    expect(posts.map((p) => p.content)).toEqual(["re: msg-1", "re: msg-2"]);
   });
 
   it("pairs an unknown DM sender, then answers once approved", async () => {
