@@ -8,6 +8,8 @@
 import type { SessionMode } from "../../store/repos/session-repo.js";
 import type { ToolSpec } from "../providers/types.js";
 import type { ExecuteOptions, ToolRegistry, ToolResult } from "../tools/registry.js";
+import { ToolSubset } from "../tools/tool-subset.js";
+import type { TurnTools } from "../tools/turn-tools.js";
 import type { ToolContext } from "../tools/types.js";
 import {
   PLAN_WRITE_TOOL,
@@ -17,8 +19,7 @@ import {
   planModeRefusal,
 } from "./plan-mode.js";
 
-/** What a turn uses of its tools: get sources ready, offer specs, run calls. */
-export type TurnTools = Pick<ToolRegistry, "prepare" | "specs" | "execute" | "decisions">;
+export type { TurnTools } from "../tools/turn-tools.js";
 
 /** The session a turn's tools are restricted for. */
 export interface ModeScope {
@@ -39,6 +40,8 @@ export class PlanModeTools implements TurnTools {
   /** The registered tools plan mode offers (a tool source's are never among them). */
   readonly #allowed: ReadonlySet<string>;
   readonly #planPath: string;
+  /** What is offered (specs, decisions): the registry narrowed to `#allowed`. */
+  readonly #offered: ToolSubset;
 
   constructor(registry: ToolRegistry, scope: ModeScope) {
     this.#registry = registry;
@@ -50,6 +53,7 @@ export class PlanModeTools implements TurnTools {
         .filter((t) => offeredInPlanMode(t.name, t.groups))
         .map((t) => t.name),
     );
+    this.#offered = new ToolSubset(registry, this.#allowed, "plan mode: /execute leaves it");
   }
 
   /** Nothing a tool source offers runs in plan mode: none is started. */
@@ -57,18 +61,12 @@ export class PlanModeTools implements TurnTools {
 
   /** The registry's specs for this context that plan mode offers (the same frozen objects). */
   specs(ctx?: Pick<ToolContext, "replyTarget" | "asker">): ToolSpec[] {
-    return this.#registry.specs(ctx).filter((s) => this.#allowed.has(s.name));
+    return this.#offered.specs(ctx);
   }
 
   /** The registry's decisions, with the tools plan mode withholds denied by it (the environment block). */
   decisions(ctx: Pick<ToolContext, "replyTarget" | "asker">): ReturnType<ToolRegistry["decisions"]> {
-    return this.#registry
-      .decisions(ctx)
-      .map((d) =>
-        d.allowed && !this.#allowed.has(d.tool.name)
-          ? { tool: d.tool, allowed: false, reason: "plan mode: /execute leaves it" }
-          : d,
-      );
+    return this.#offered.decisions(ctx);
   }
 
   /** Refuses a call plan mode does not allow (the result names the mode); runs the rest. */

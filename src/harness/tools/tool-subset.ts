@@ -4,7 +4,7 @@
  * it. A sub-agent's turns use it: a child gets the intersection of its parent's offered tools and
  * what the spawn asked for.
  */
-import type { TurnTools } from "../modes/mode-tools.js";
+import type { TurnTools } from "./turn-tools.js";
 import type { ToolSpec } from "../providers/types.js";
 import type { ExecuteOptions, ToolRegistry, ToolResult } from "./registry.js";
 import type { ToolContext } from "./types.js";
