@@ -20,9 +20,7 @@ import type { ToolRegistry } from "./tools/registry.js";
 import { DEFAULT_MAX_PARALLEL_TOOLS, checkMaxParallelTools } from "./tools/parallel-plan.js";
 import { runToolCalls } from "./run-tool-calls.js";
 import type { Asker, ReplyTarget } from "./tools/types.js";
-import type { JitEngine } from "./jit/jit-engine.js";
-import type { JitRunTracker } from "./jit/jit-run-tracker.js";
-import type { JitFiring } from "./jit/types.js";
+import { type RunJit, jitLines, noteToolCall } from "./jit/run-jit.js";
 
 /**
  * How a run ended. `yielded`: a hook ended it on purpose before a final answer (an
@@ -93,23 +91,6 @@ export interface AgentRunOptions {
   logger: Logger;
 }
 
-/**
- * A run's just-in-time guidance: the engine's rules read the tracker's snapshot before each
- * model call; the lines that fire go to that call only, after everything else (the cached
- * prefix stays byte-identical), and each firing is recorded in the transcript.
- */
-export interface RunJit {
-  engine: JitEngine;
-  /** This run's counts (the session reports compactions to it; the loop reports the rest). */
-  tracker: JitRunTracker;
-  /** The clock's now, epoch ms. */
-  now(): number;
-  /** An assignment run's work items now (done, total); undefined outside one. */
-  workItems?(): { done: number; total: number } | undefined;
-  /** The lines added to one call (metrics). */
-  onFire?(firings: readonly JitFiring[]): void;
-}
-
 export interface AgentRunResult {
   outcome: AgentRunOutcome;
   /** The final assistant message (answered) — not yet appended. */
@@ -129,8 +110,7 @@ export interface AgentRunResult {
 const LIMIT_NOTE =
   "The tool-call limit for this turn is reached. Do not call tools; answer the user now with what you have, and say what is left undone.";
 
-/** Tools whose call changes an assignment's work items (the JIT staleness count restarts). */
-const WORK_ITEM_WRITES: ReadonlySet<string> = new Set(["work_item_add", "work_item_update"]);
+export type { RunJit } from "./jit/run-jit.js";
 
 /** Runs the loop. Never throws for model or tool failures: they end up in the result. */
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
@@ -388,29 +368,6 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     const steered = (await options.takeSteered?.()) ?? [];
     for (const s of steered) messages.push({ role: "user", content: s });
   }
-}
-
-/**
- * The JIT lines for model call `call`, recorded in the transcript, as one block; undefined when
- * no rule fires (the quiet path allocates nothing but the snapshot).
- */
-async function jitLines(
-  jit: RunJit,
-  call: number,
-  append: (payloads: TranscriptPayload[]) => Promise<void>,
-): Promise<string | undefined> {
-  const firings = jit.engine.evaluate(jit.tracker.beforeModelCall(jit.now()), jit.tracker.fired);
-  if (firings.length === 0) return undefined;
-  await append(firings.map((f) => ({ type: "jit" as const, rule: f.ruleId, line: f.line, call })));
-  jit.onFire?.(firings);
-  return `<context>\nFor this step:\n${firings.map((f) => `- ${f.line}`).join("\n")}\n</context>`;
-}
-
-/** Reports one tool call (run or refused) to the run's JIT counts. */
-function noteToolCall(jit: RunJit, call: ToolCall): void {
-  jit.tracker.toolCall(call.name, call.argumentsJson);
-  const items = jit.workItems?.();
-  if (items) jit.tracker.workItems(items.done, items.total, WORK_ITEM_WRITES.has(call.name));
 }
 
 /** The model kept calling tools after it was told the tool-call budget was spent. */

@@ -22,13 +22,7 @@ import {
 } from "../../harness/assignments/assignment-tools.js";
 import { contractGaps } from "../../harness/assignments/contract.js";
 import { handoffText } from "../../harness/assignments/handoff.js";
-import {
-  type LiveRun,
-  LiveRuns,
-  assignmentHooks,
-  itemLine,
-  openItems,
-} from "../../harness/assignments/live-run.js";
+import { type LiveRun, LiveRuns, assignmentHooks, runInfoOf } from "../../harness/assignments/live-run.js";
 import type { RunInfo } from "../../harness/agent-session.js";
 import { recordLearning, recordedLine } from "../../harness/assignments/learning-log.js";
 import { ProjectFiles } from "../../harness/assignments/project-files.js";
@@ -149,22 +143,10 @@ export class Assignments {
     };
   }
 
-  /** A run in flight: its model-call limit and work items (JIT rules, the environment block). */
+  /** A run in flight: its model-call limit and work items (JIT rules, the environment block, hooks). */
   runInfo(runId: string): RunInfo | undefined {
     const live = this.runs.get(runId);
-    if (!live) return undefined;
-    return {
-      maxModelCalls: live.assignment.limits.maxTurnsPerRun,
-      workItems: () => {
-        const items = live.assignment.items;
-        const open = openItems(items);
-        return {
-          done: items.length - open.length,
-          total: items.length,
-          open: open.map((i) => itemLine(i, 60)),
-        };
-      },
-    };
+    return live ? runInfoOf(live) : undefined;
   }
 
   /** Tools only an assignment's runs get. */

@@ -55,11 +55,10 @@ export const hooksModule: CapabilityModule<HooksCapability> = {
         (await store.inbox.listUnfinished())
           .filter((r) => r.runId === runId && r.state === "running")
           .map((r) => r.message.text),
+      // The same counts the JIT rules and the environment block read (finished of all).
       workItemsOf: (runId) => {
-        const live = capability<AssignmentsCapability>("assignments")?.tasks.runs.get(runId);
-        if (!live) return undefined;
-        const items = live.assignment.items;
-        return { done: items.filter((i) => i.status === "done").length, total: items.length };
+        const items = capability<AssignmentsCapability>("assignments")?.tasks.runInfo(runId)?.workItems();
+        return items && { done: items.done, total: items.total };
       },
     });
     const guard: CommandGuardObserver = (verdict, durationMs) =>

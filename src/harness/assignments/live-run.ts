@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import type { Assignment, LoopDirective, WorkItem } from "../../store/repos/assignment-repo.js";
 import type { Clock } from "../../util/clock.js";
+import type { RunInfo } from "../agent-session.js";
 import type { TurnHooks } from "../hooks.js";
 import { type CheckOptions, contractGaps, gapReport } from "./contract.js";
 
@@ -59,6 +60,25 @@ export class LiveRuns {
     this.#runs.delete(runId);
     return run;
   }
+}
+
+/**
+ * What a turn of this run is told of it (AgentSession's RunInfo): its model-call limit, and its
+ * work items now — finished (done or dropped) of all, and the open ones as one line each.
+ */
+export function runInfoOf(live: LiveRun): RunInfo {
+  return {
+    maxModelCalls: live.assignment.limits.maxTurnsPerRun,
+    workItems: () => {
+      const items = live.assignment.items;
+      const open = openItems(items);
+      return {
+        done: items.length - open.length,
+        total: items.length,
+        open: open.map((i) => itemLine(i, 60)),
+      };
+    },
+  };
 }
 
 /** Items not finished (neither done nor dropped). */
