@@ -49,7 +49,7 @@ export function subagentTurn(o: SubagentTurnOptions): TurnSource {
       }
       if (o.reason !== undefined) inputs.push({ type: "trigger", origin: "subagent", text: o.reason });
       if (self) {
-        const before = await store.subagents.start(self.id, runId, now);
+        const before = await store.subagents.startFrom(self, runId, now);
         if (!before) return undefined;
         if (before.state === "queued")
           inputs.unshift({ type: "trigger", origin: "subagent", text: taskText(before) });

@@ -207,14 +207,8 @@ export class Subagents {
 
   /** A child's turn committed: when it ended, its parent may be due a wake. */
   async #afterChildTurn(childSessionKey: string): Promise<void> {
-    const child = await this.#d.store.subagents.byChildSession(childSessionKey);
-    if (!child || !ended(child)) return;
-    const siblings = await this.#d.store.subagents.listForParent(child.parentSessionKey);
-    const batch = siblings.filter((s) => s.parentRunId === child.parentRunId);
-    const awaited = siblings.filter((s) => s.waitDeadline !== null && s.deliveredRunId === null);
-    const batchDone = batch.every(ended);
-    const waitDone = child.waitDeadline !== null && awaited.every(ended);
-    if (batchDone || waitDone) await this.#wakeParent(child.parentSessionKey);
+    const check = await this.#d.store.subagents.endCheck(childSessionKey);
+    if (check && (check.batchDone || check.waitDone)) await this.#wakeParent(check.parentSessionKey);
   }
 
   /** Wakes the parent at `deadline` if a child it waits on is still running then. */

@@ -79,6 +79,15 @@ export type SpawnOutcome =
   | { status: "too_many_active"; active: number; limit: number }
   | { status: "too_many_in_run"; spawned: number; limit: number };
 
+/** What a child's end means for its parent (SubagentRepo.endCheck). */
+export interface SubagentEndCheck {
+  parentSessionKey: string;
+  /** Every child of the run that spawned it has ended. */
+  batchDone: boolean;
+  /** It was awaited (wait_agents) and every awaited child of the parent has ended. */
+  waitDone: boolean;
+}
+
 /** A child's end, written with its last turn's commit (CommitTurn.subagent). */
 export interface SubagentEnd {
   id: string;
@@ -117,6 +126,17 @@ export interface SubagentRepo {
    * child ended or was cancelled meanwhile.
    */
   start(id: string, runId: string, now: number): Promise<Subagent | undefined>;
+  /**
+   * `start` for a row the caller just read (`seen`): one compare-and-set when nothing changed
+   * since, else `start`. Returns `seen` when it moved, like `start` returns the row before.
+   */
+  startFrom(seen: Subagent, runId: string, now: number): Promise<Subagent | undefined>;
+  /**
+   * After a child's turn committed: undefined while it has not ended; else its parent and whether
+   * that ends a batch (no other child of the spawning run is queued or running) or a wait (the
+   * child was awaited and no awaited child of the parent still runs).
+   */
+  endCheck(childSessionKey: string): Promise<SubagentEndCheck | undefined>;
   /**
    * Cancels a queued or running child; false when it had ended. `silent`: its parent is not
    * given the cancellation as a result (a person stopped it, or the parent is gone).

@@ -7,6 +7,7 @@ import type {
   SubagentEnd,
   SubagentOrigin,
   SubagentRepo,
+  SubagentEndCheck,
   SubagentSpawn,
 } from "../repos/subagent-repo.js";
 import { SILENT_DELIVERY } from "../reasons.js";
@@ -96,44 +97,62 @@ export class SqliteSubagentRepo implements SubagentRepo {
     return guard(this.#path, () =>
       this.#db
         .transaction((): SpawnOutcome => {
-          const active = this.#count(
-            "SELECT count(*) AS n FROM subagents WHERE parent_session_key = ? AND state IN ('queued', 'running')",
-            s.parentSessionKey,
-          );
-          if (active >= limits.maxActive)
-            return { status: "too_many_active", active, limit: limits.maxActive };
-          const inRun = this.#count(
-            "SELECT count(*) AS n FROM subagents WHERE parent_run_id = ?",
-            s.parentRunId,
-          );
-          if (inRun >= limits.maxPerRun)
-            return { status: "too_many_in_run", spawned: inRun, limit: limits.maxPerRun };
-          const seq =
-            this.#count(
-              "SELECT coalesce(max(seq), 0) AS n FROM subagents WHERE parent_session_key = ?",
-              s.parentSessionKey,
-            ) + 1;
+          // One read for both limits and the next number.
+          const c = this.#sql<[string, string, string], { active: number; in_run: number; seq: number }>(
+            `SELECT
+               (SELECT count(*) FROM subagents WHERE parent_session_key = ? AND state IN ('queued', 'running')) AS active,
+               (SELECT count(*) FROM subagents WHERE parent_run_id = ?) AS in_run,
+               (SELECT coalesce(max(seq), 0) FROM subagents WHERE parent_session_key = ?) AS seq`,
+          ).get(s.parentSessionKey, s.parentRunId, s.parentSessionKey) ?? { active: 0, in_run: 0, seq: 0 };
+          if (c.active >= limits.maxActive)
+            return { status: "too_many_active", active: c.active, limit: limits.maxActive };
+          if (c.in_run >= limits.maxPerRun)
+            return { status: "too_many_in_run", spawned: c.in_run, limit: limits.maxPerRun };
+          const seq = c.seq + 1;
+          const child: Subagent = {
+            id: s.id,
+            parentSessionKey: s.parentSessionKey,
+            parentRunId: s.parentRunId,
+            childSessionKey: `${s.childKeyPrefix}${s.parentSessionKey}:${seq}`,
+            depth: s.depth,
+            label: s.label,
+            task: s.task,
+            context: s.context,
+            tools: [...s.tools],
+            model: s.model,
+            origin: s.origin,
+            state: "queued",
+            runId: null,
+            result: null,
+            resultPath: null,
+            error: null,
+            deliveredRunId: null,
+            waitDeadline: null,
+            createdAt: now,
+            updatedAt: now,
+            endedAt: null,
+          };
           this.#sql(
             `INSERT INTO subagents (id, parent_session_key, parent_run_id, child_session_key, seq, depth, label, task,
                context, tools, model, origin, state, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
           ).run(
-            s.id,
-            s.parentSessionKey,
-            s.parentRunId,
-            `${s.childKeyPrefix}${s.parentSessionKey}:${seq}`,
+            child.id,
+            child.parentSessionKey,
+            child.parentRunId,
+            child.childSessionKey,
             seq,
-            s.depth,
-            s.label,
-            s.task,
-            s.context,
-            JSON.stringify(s.tools),
-            s.model,
-            JSON.stringify(s.origin),
+            child.depth,
+            child.label,
+            child.task,
+            child.context,
+            JSON.stringify(child.tools),
+            child.model,
+            JSON.stringify(child.origin),
             now,
             now,
           );
-          return { status: "spawned", child: this.#get(s.id) as Subagent };
+          return { status: "spawned", child };
         })
         .immediate(),
     );
@@ -195,6 +214,49 @@ export class SqliteSubagentRepo implements SubagentRepo {
         })
         .immediate(),
     );
+  }
+
+  async startFrom(seen: Subagent, runId: string, now: number): Promise<Subagent | undefined> {
+    if (seen.state !== "queued" && seen.state !== "running") return undefined;
+    // Compare-and-set on what the caller read: one statement, no read inside a write lock.
+    const moved = await guard(
+      this.#path,
+      () =>
+        this.#sql(
+          `UPDATE subagents SET state = 'running', run_id = ?, updated_at = ?
+           WHERE id = ? AND state = ? AND run_id IS ?`,
+        ).run(runId, now, seen.id, seen.state, seen.runId).changes > 0,
+    );
+    return moved ? seen : this.start(seen.id, runId, now);
+  }
+
+  async endCheck(childSessionKey: string): Promise<SubagentEndCheck | undefined> {
+    return guard(this.#path, () => {
+      const r = this.#sql<
+        [string],
+        {
+          parent: string;
+          state: Subagent["state"];
+          awaited: number;
+          batch_active: number;
+          awaited_active: number;
+        }
+      >(
+        `SELECT c.parent_session_key AS parent, c.state, c.wait_deadline IS NOT NULL AS awaited,
+           (SELECT count(*) FROM subagents s WHERE s.parent_run_id = c.parent_run_id
+              AND s.state IN ('queued', 'running')) AS batch_active,
+           (SELECT count(*) FROM subagents s WHERE s.parent_session_key = c.parent_session_key
+              AND s.state IN ('queued', 'running') AND s.wait_deadline IS NOT NULL
+              AND s.delivered_run_id IS NULL) AS awaited_active
+         FROM subagents c WHERE c.child_session_key = ?`,
+      ).get(childSessionKey);
+      if (!r || (r.state !== "done" && r.state !== "failed" && r.state !== "cancelled")) return undefined;
+      return {
+        parentSessionKey: r.parent,
+        batchDone: r.batch_active === 0,
+        waitDone: r.awaited === 1 && r.awaited_active === 0,
+      };
+    });
   }
 
   /** For commitTurn, inside its transaction: the child's end, when its run `runId` still owns it. */
@@ -277,9 +339,5 @@ export class SqliteSubagentRepo implements SubagentRepo {
   #get(id: string): Subagent | undefined {
     const row = this.#sql<[string], SubagentRow>("SELECT * FROM subagents WHERE id = ?").get(id);
     return row ? toSubagent(row) : undefined;
-  }
-
-  #count(sql: string, arg: string): number {
-    return this.#sql<[string], { n: number }>(sql).get(arg)?.n ?? 0;
   }
 }

@@ -152,6 +152,52 @@ export function subagentsContract(ctx: StoreContext): void {
       expect(await store.subagents.parentsWithResults()).toEqual([PARENT]);
     });
 
+    it("returns the spawned row as stored; startFrom moves a row it read, or falls back when it changed", async () => {
+      const spawned = await store.subagents.spawn(spawn("sub_a"), limits, T0);
+      if (spawned.status !== "spawned") throw new Error("not spawned");
+      expect(spawned.child).toEqual(await store.subagents.get("sub_a"));
+      const seen = spawned.child;
+      expect((await store.subagents.startFrom(seen, "run-c1", T0 + 1))?.state).toBe("queued");
+      expect(await store.subagents.get("sub_a")).toMatchObject({ state: "running", runId: "run-c1" });
+      // `seen` is stale now (run-c1 started it): the fallback reads the row, a redo.
+      expect((await store.subagents.startFrom(seen, "run-c2", T0 + 2))?.state).toBe("running");
+      expect((await store.subagents.get("sub_a"))?.runId).toBe("run-c2");
+      await store.subagents.cancel("sub_a", "stopped", T0 + 3);
+      const running = { ...seen, state: "running" as const, runId: "run-c2" };
+      expect(await store.subagents.startFrom(running, "run-c3", T0 + 4)).toBeUndefined();
+      expect(await store.subagents.get("sub_a")).toMatchObject({ state: "cancelled", runId: "run-c2" });
+    });
+
+    it("endCheck: nothing while a child runs; a batch ends with the spawning run's last child; a wait with the last awaited one", async () => {
+      for (const id of ["sub_a", "sub_b"]) await store.subagents.spawn(spawn(id), limits, T0);
+      await store.subagents.spawn(spawn("sub_c", { parentRunId: "run-p2" }), { ...limits, maxActive: 3 }, T0);
+      const key = async (id: string) => (await store.subagents.get(id))?.childSessionKey ?? "";
+      expect(await store.subagents.endCheck(await key("sub_a"))).toBeUndefined();
+      expect(await store.subagents.endCheck("agent:main:sub:nobody:1")).toBeUndefined();
+      await store.subagents.await(PARENT, ["sub_a", "sub_c"], T0 + 60_000, T0);
+      await store.subagents.cancel("sub_a", "x", T0 + 1);
+      // sub_b (same run) still runs, sub_c (awaited) too.
+      expect(await store.subagents.endCheck(await key("sub_a"))).toEqual({
+        parentSessionKey: PARENT,
+        batchDone: false,
+        waitDone: false,
+      });
+      await store.subagents.cancel("sub_c", "x", T0 + 2);
+      // sub_c's own batch (run-p2) is done, and every awaited child ended.
+      expect(await store.subagents.endCheck(await key("sub_c"))).toEqual({
+        parentSessionKey: PARENT,
+        batchDone: true,
+        waitDone: true,
+      });
+      await store.subagents.cancel("sub_b", "x", T0 + 3);
+      // sub_b was not awaited: its end closes run-p1's batch only.
+      expect(await store.subagents.endCheck(await key("sub_b"))).toEqual({
+        parentSessionKey: PARENT,
+        batchDone: true,
+        waitDone: false,
+      });
+    });
+
     it("records a wait deadline for the named children of the parent only", async () => {
       await store.subagents.spawn(spawn("sub_a"), limits, T0);
       await store.subagents.spawn(spawn("sub_x", { parentSessionKey: "other" }), limits, T0);
