@@ -61,7 +61,9 @@ export interface CommitTurn {
   lease: SessionFence;
   /**
    * The turn is a sub-agent child's: its end (result or failure) is written to the child's row
-   * in the same transaction, when this run still owns the row (SubagentRepo).
+   * in the same transaction, when this run still owns the row (SubagentRepo). An answer does not
+   * end a child whose own children are active or have results it has not received: it stays
+   * running, and their results come to it as its next turn.
    */
   subagent?: SubagentEnd;
 }

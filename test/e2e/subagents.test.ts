@@ -193,7 +193,8 @@ describe("sub-agents: limits, policy, /stop, priority and restart", () => {
       if (!isHelper(r))
         return spawner(() => ({ text: "x" }), { tools: ["read_file", "spawn_agent", "wait_agents"] })(r);
       const last = bodyOf(r).messages.at(-1);
-      if (last?.role === "tool") return { text: "helper done" };
+      // Woken with its own helper's result (it answered before that one ended): done.
+      if (last?.role === "tool" || lastUser(r).includes("[helper ")) return { text: "helper done" };
       // Every helper tries to spawn one more, and to write a file its parent was not offered.
       return {
         toolCalls: [

@@ -82,7 +82,8 @@ function spawnTool(s: Subagents): Tool<typeof spawnParameters> {
           model: args.model ?? null,
           origin: originOf(ctx),
         },
-        { maxActive: settings.maxChildrenPerAgent, maxPerRun: settings.maxPerRun },
+        // A helper (depth ≥ 2 below) is one task however many times its helpers wake it.
+        { maxActive: settings.maxChildrenPerAgent, maxPerRun: settings.maxPerRun, acrossRuns: depth > 1 },
         clock.now(),
       );
       if (outcome.status === "too_many_active")
@@ -93,7 +94,7 @@ function spawnTool(s: Subagents): Tool<typeof spawnParameters> {
       if (outcome.status === "too_many_in_run")
         throw new ToolError(
           "limit",
-          `this turn started ${outcome.spawned} helpers already (at most ${outcome.limit}, subagents.maxPerRun)`,
+          `this ${depth > 1 ? "helper" : "turn"} started ${outcome.spawned} helpers already (at most ${outcome.limit}, subagents.maxPerRun)`,
         );
       const child = outcome.child;
       if (child.model !== null) {

@@ -208,7 +208,10 @@ export class Subagents {
   /** A child's turn committed: when it ended, its parent may be due a wake. */
   async #afterChildTurn(childSessionKey: string): Promise<void> {
     const check = await this.#d.store.subagents.endCheck(childSessionKey);
-    if (check && (check.batchDone || check.waitDone)) await this.#wakeParent(check.parentSessionKey);
+    if (!check) return;
+    // A helper that failed (an answer waits for its own helpers) takes its helpers with it.
+    if (check.openChildren > 0) await this.stopChildren(childSessionKey, "the helper that started it ended");
+    if (check.batchDone || check.waitDone) await this.#wakeParent(check.parentSessionKey);
   }
 
   /** Wakes the parent at `deadline` if a child it waits on is still running then. */

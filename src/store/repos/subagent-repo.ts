@@ -73,6 +73,16 @@ export interface SubagentSpawn {
   origin: SubagentOrigin;
 }
 
+/** The limits a spawn is checked against, in the same step as its insert. */
+export interface SpawnLimits {
+  /** Children of the parent queued or running at once. */
+  maxActive: number;
+  /** Children one run of the parent may spawn (all its runs', with `acrossRuns`). */
+  maxPerRun: number;
+  /** Count every run of the parent session: a helper's runs are one task. */
+  acrossRuns?: boolean;
+}
+
 /** Spawned, or refused by a limit (counted in the same step as the insert). */
 export type SpawnOutcome =
   | { status: "spawned"; child: Subagent }
@@ -86,6 +96,8 @@ export interface SubagentEndCheck {
   batchDone: boolean;
   /** It was awaited (wait_agents) and every awaited child of the parent has ended. */
   waitDone: boolean;
+  /** Its own children still queued or running (only a failed or cancelled child can leave some). */
+  openChildren: number;
 }
 
 /** A child's end, written with its last turn's commit (CommitTurn.subagent). */
@@ -101,13 +113,10 @@ export interface SubagentEnd {
 export interface SubagentRepo {
   /**
    * Inserts a queued child unless the parent has `maxActive` children queued or running, or its
-   * run `parentRunId` spawned `maxPerRun` already; the child's number is the parent's count + 1.
+   * run `parentRunId` (with `acrossRuns`, the parent session) spawned `maxPerRun` already; the
+   * child's number is the parent's count + 1.
    */
-  spawn(
-    spawn: SubagentSpawn,
-    limits: { maxActive: number; maxPerRun: number },
-    now: number,
-  ): Promise<SpawnOutcome>;
+  spawn(spawn: SubagentSpawn, limits: SpawnLimits, now: number): Promise<SpawnOutcome>;
   get(id: string): Promise<Subagent | undefined>;
   /** The child whose own session is `childSessionKey`, if that session is a child's. */
   byChildSession(childSessionKey: string): Promise<Subagent | undefined>;

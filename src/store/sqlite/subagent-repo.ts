@@ -9,6 +9,7 @@ import type {
   SubagentRepo,
   SubagentEndCheck,
   SubagentSpawn,
+  SpawnLimits,
 } from "../repos/subagent-repo.js";
 import { SILENT_DELIVERY } from "../reasons.js";
 import { guard } from "./errors.js";
@@ -89,11 +90,7 @@ export class SqliteSubagentRepo implements SubagentRepo {
     this.#leases = leases;
   }
 
-  async spawn(
-    s: SubagentSpawn,
-    limits: { maxActive: number; maxPerRun: number },
-    now: number,
-  ): Promise<SpawnOutcome> {
+  async spawn(s: SubagentSpawn, limits: SpawnLimits, now: number): Promise<SpawnOutcome> {
     return guard(this.#path, () =>
       this.#db
         .transaction((): SpawnOutcome => {
@@ -106,8 +103,10 @@ export class SqliteSubagentRepo implements SubagentRepo {
           ).get(s.parentSessionKey, s.parentRunId, s.parentSessionKey) ?? { active: 0, in_run: 0, seq: 0 };
           if (c.active >= limits.maxActive)
             return { status: "too_many_active", active: c.active, limit: limits.maxActive };
-          if (c.in_run >= limits.maxPerRun)
-            return { status: "too_many_in_run", spawned: c.in_run, limit: limits.maxPerRun };
+          // Every child of the parent so far is numbered: seq counts them all.
+          const spawned = limits.acrossRuns ? c.seq : c.in_run;
+          if (spawned >= limits.maxPerRun)
+            return { status: "too_many_in_run", spawned, limit: limits.maxPerRun };
           const seq = c.seq + 1;
           const child: Subagent = {
             id: s.id,
@@ -240,6 +239,7 @@ export class SqliteSubagentRepo implements SubagentRepo {
           awaited: number;
           batch_active: number;
           awaited_active: number;
+          open_children: number;
         }
       >(
         `SELECT c.parent_session_key AS parent, c.state, c.wait_deadline IS NOT NULL AS awaited,
@@ -247,7 +247,9 @@ export class SqliteSubagentRepo implements SubagentRepo {
               AND s.state IN ('queued', 'running')) AS batch_active,
            (SELECT count(*) FROM subagents s WHERE s.parent_session_key = c.parent_session_key
               AND s.state IN ('queued', 'running') AND s.wait_deadline IS NOT NULL
-              AND s.delivered_run_id IS NULL) AS awaited_active
+              AND s.delivered_run_id IS NULL) AS awaited_active,
+           (SELECT count(*) FROM subagents g WHERE g.parent_session_key = c.child_session_key
+              AND g.state IN ('queued', 'running')) AS open_children
          FROM subagents c WHERE c.child_session_key = ?`,
       ).get(childSessionKey);
       if (!r || (r.state !== "done" && r.state !== "failed" && r.state !== "cancelled")) return undefined;
@@ -255,16 +257,36 @@ export class SqliteSubagentRepo implements SubagentRepo {
         parentSessionKey: r.parent,
         batchDone: r.batch_active === 0,
         waitDone: r.awaited === 1 && r.awaited_active === 0,
+        openChildren: r.open_children,
       };
     });
   }
 
-  /** For commitTurn, inside its transaction: the child's end, when its run `runId` still owns it. */
+  /**
+   * For commitTurn, inside its transaction: the child's end, when its run `runId` still owns it.
+   * An answer (`done`) ends it only when none of its own children is active or has a result no
+   * committed run of it received (this run's claims count as received: its run row is written
+   * first): until then it stays running and their results come to it as its next turn.
+   */
   finishInTransaction(end: SubagentEnd, runId: string, now: number): void {
     this.#sql(
-      `UPDATE subagents SET state = ?, result = ?, result_path = ?, error = ?, ended_at = ?, updated_at = ?
-       WHERE id = ? AND state = 'running' AND run_id = ?`,
-    ).run(end.state, end.result, end.resultPath ?? null, end.error ?? null, now, now, end.id, runId);
+      `UPDATE subagents SET state = @state, result = @result, result_path = @path, error = @error,
+         ended_at = @now, updated_at = @now
+       WHERE id = @id AND state = 'running' AND run_id = @runId
+         AND (@state <> 'done' OR NOT EXISTS (
+           SELECT 1 FROM subagents g WHERE g.parent_session_key = subagents.child_session_key
+             AND (g.state IN ('queued', 'running') OR (coalesce(g.delivered_run_id, '') <> '${SILENT}'
+               AND (g.delivered_run_id IS NULL
+                 OR NOT EXISTS (SELECT 1 FROM runs WHERE runs.run_id = g.delivered_run_id))))))`,
+    ).run({
+      state: end.state,
+      result: end.result,
+      path: end.resultPath ?? null,
+      error: end.error ?? null,
+      now,
+      id: end.id,
+      runId,
+    });
   }
 
   async cancel(id: string, error: string, now: number, options: { silent?: boolean } = {}): Promise<boolean> {

@@ -181,6 +181,7 @@ export function subagentsContract(ctx: StoreContext): void {
         parentSessionKey: PARENT,
         batchDone: false,
         waitDone: false,
+        openChildren: 0,
       });
       await store.subagents.cancel("sub_c", "x", T0 + 2);
       // sub_c's own batch (run-p2) is done, and every awaited child ended.
@@ -188,6 +189,7 @@ export function subagentsContract(ctx: StoreContext): void {
         parentSessionKey: PARENT,
         batchDone: true,
         waitDone: true,
+        openChildren: 0,
       });
       await store.subagents.cancel("sub_b", "x", T0 + 3);
       // sub_b was not awaited: its end closes run-p1's batch only.
@@ -195,6 +197,7 @@ export function subagentsContract(ctx: StoreContext): void {
         parentSessionKey: PARENT,
         batchDone: true,
         waitDone: false,
+        openChildren: 0,
       });
     });
 
