@@ -113,10 +113,13 @@ export class HelperProgress {
     if (e.type === "turn_committed") {
       if (e.sessionKey.startsWith(this.#d.childPrefix)) {
         if (e.run.outcome === "yielded") return; // it waits for its own helpers: still running
-        this.#ended(
-          e.sessionKey,
-          e.run.outcome === "answered" ? "done" : e.run.outcome === "aborted" ? "stopped" : "failed",
-        );
+        if (e.run.outcome === "answered") {
+          this.#answered(e.sessionKey).catch((err: unknown) =>
+            this.#log.warn({ err, sessionKey: e.sessionKey }, "could not look at a helper's answer"),
+          );
+          return;
+        }
+        this.#ended(e.sessionKey, e.run.outcome === "aborted" ? "stopped" : "failed");
       } else if (e.run.trigger === "subagent") this.#woken(e.sessionKey);
     } else if (e.type === "turn_ended" && e.sessionKey.startsWith(this.#d.childPrefix)) {
       // A turn that ended without a commit (a stop the store refused): its row says how it ended.
@@ -126,6 +129,21 @@ export class HelperProgress {
         this.#log.warn({ err, sessionKey: e.sessionKey }, "could not look at a helper's end"),
       );
     }
+  }
+
+  /**
+   * A helper answered: done, unless its row still runs (it answered before its own helpers
+   * ended: their results wake it, and its answer after them ends it).
+   */
+  async #answered(childKey: string): Promise<void> {
+    const root = this.rootOf(childKey);
+    const display = this.#displays.get(root);
+    if (!display) return;
+    const wakes = display.wakes;
+    const row = await this.#d.store.subagents.byChildSession(childKey);
+    // A wake that committed meanwhile took the display: nothing to update.
+    if (row?.state === "running" || this.#displays.get(root) !== display || display.wakes !== wakes) return;
+    this.#ended(childKey, "done");
   }
 
   /** A helper's run ended: its line says so; an end never creates a display. */

@@ -18,7 +18,7 @@ import type { Subagent } from "../../../src/store/repos/subagent-repo.js";
 import { openSqliteStore } from "../../../src/store/sqlite/open-sqlite-store.js";
 import type { Store } from "../../../src/store/types.js";
 import { silentLogger } from "../../../src/util/logger.js";
-import { runRecord } from "../../contract/store/fixtures.js";
+import { commitLeased, runRecord, turn as turnOf } from "../../contract/store/fixtures.js";
 import { until } from "../../helpers/until.js";
 
 const PREFIX = "agent:main:sub:";
@@ -107,7 +107,8 @@ async function call(child: Subagent, name: string, args: Record<string, unknown>
   expect(verdict).toBeUndefined(); // it never blocks a call
 }
 
-function commit(sessionKey: string, over: Partial<RunRecord>) {
+/** Emits a turn_committed and lets the handlers' reads settle. */
+async function commit(sessionKey: string, over: Partial<RunRecord>) {
   events.emit({
     type: "turn_committed",
     sessionKey,
@@ -117,6 +118,7 @@ function commit(sessionKey: string, over: Partial<RunRecord>) {
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
     run: runRecord("run", { sessionKey, ...over }),
   });
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 const last = () => channel.shown.at(-1)?.lines;
@@ -160,16 +162,36 @@ describe("HelperProgress", () => {
     await call(a, "read_file", { path: "x" });
     await call(b, "read_file", { path: "y" });
     await call(c, "read_file", { path: "z" });
-    commit(a.childSessionKey, { outcome: "yielded" });
+    await commit(a.childSessionKey, { outcome: "yielded" });
     expect(last()?.[0]).toBe("a:running:read_file x:1");
-    commit(a.childSessionKey, { outcome: "answered" });
-    commit(b.childSessionKey, { outcome: "failed" });
-    commit(c.childSessionKey, { outcome: "aborted" });
+    await commit(a.childSessionKey, { outcome: "answered" });
+    await commit(b.childSessionKey, { outcome: "failed" });
+    await commit(c.childSessionKey, { outcome: "aborted" });
     expect(last()).toEqual(["a:done:read_file x:1", "b:failed:read_file y:1", "c:stopped:read_file z:1"]);
     const other = await spawn("o", "agent:main:telegram:dm:7");
     const before = channel.shown.length;
-    commit(other.childSessionKey, { outcome: "answered" }); // no display for its parent: decided at once
+    await commit(other.childSessionKey, { outcome: "answered" }); // no display for its parent: decided at once
     expect(channel.shown.length).toBe(before);
+  });
+
+  it("an answer of a helper whose row still runs (it waits for its own helpers) is no end; its last answer is", async () => {
+    const a = await spawn("a");
+    await call(a, "spawn_agent", { task: "count" });
+    await store.subagents.start(a.id, "run-a1", 2);
+    await commit(a.childSessionKey, { outcome: "answered" });
+    expect(last()).toEqual(["a:running:spawn_agent count:1"]);
+    await commitLeased(
+      store,
+      turnOf("run-a1", [], {
+        sessionKey: a.childSessionKey,
+        outbox: [],
+        run: runRecord("run-a1", { sessionKey: a.childSessionKey }),
+        subagent: { id: a.id, state: "done", result: "r" },
+      }),
+      3,
+    );
+    await commit(a.childSessionKey, { outcome: "answered" });
+    expect(last()).toEqual(["a:done:spawn_agent count:1"]);
   });
 
   it("the parent's wake lets the ended helpers go: none running, the display is forgotten, and a later end shows nothing", async () => {
@@ -177,17 +199,17 @@ describe("HelperProgress", () => {
     const b = await spawn("b");
     await call(a, "read_file", { path: "x" });
     await call(b, "read_file", { path: "y" });
-    commit(a.childSessionKey, { outcome: "answered" });
-    commit(PARENT, { trigger: "user", outcome: "answered" }); // a person's turn is no wake
-    commit(PARENT, { trigger: "subagent", outcome: "answered" });
+    await commit(a.childSessionKey, { outcome: "answered" });
+    await commit(PARENT, { trigger: "user", outcome: "answered" }); // a person's turn is no wake
+    await commit(PARENT, { trigger: "subagent", outcome: "answered" });
     expect(progress.size).toBe(1); // b still runs
     await call(b, "read_file", { path: "y2" });
     expect(last()).toEqual(["b:running:read_file y2:1"]);
-    commit(b.childSessionKey, { outcome: "answered" });
-    commit(PARENT, { trigger: "subagent", outcome: "answered" });
+    await commit(b.childSessionKey, { outcome: "answered" });
+    await commit(PARENT, { trigger: "subagent", outcome: "answered" });
     expect(progress.size).toBe(0);
     const before = channel.shown.length;
-    commit(b.childSessionKey, { outcome: "answered" });
+    await commit(b.childSessionKey, { outcome: "answered" });
     expect(channel.shown.length).toBe(before);
     expect(channel.discarded).toEqual([]);
   });
@@ -195,7 +217,7 @@ describe("HelperProgress", () => {
   it("helpers all stopped (no wake will come) and /stop discard the display", async () => {
     const a = await spawn("a");
     await call(a, "read_file", { path: "x" });
-    commit(a.childSessionKey, { outcome: "aborted" });
+    await commit(a.childSessionKey, { outcome: "aborted" });
     expect(channel.discarded).toEqual([{ ...CHAT, inboxIds: [] }]);
     expect(progress.size).toBe(0);
     const b = await spawn("b");
@@ -203,7 +225,7 @@ describe("HelperProgress", () => {
     progress.stopped(PARENT);
     progress.stopped(PARENT); // nothing left: nothing more
     expect(channel.discarded).toHaveLength(2);
-    commit(b.childSessionKey, { outcome: "aborted" });
+    await commit(b.childSessionKey, { outcome: "aborted" });
     expect(progress.size).toBe(0);
   });
 
