@@ -1,7 +1,8 @@
 /**
  * Streaming previews (`streaming: edit`), for every platform that can edit a message it sent:
  * while a turn runs, one message shows its text so far, edited at most once per interval; the
- * reply's first chunk then replaces it. A preview belongs to one turn (chat, topic and the
+ * reply's first chunk then replaces it. A status (the session's helpers at work) uses the same
+ * preview whether or not text streams. A preview belongs to one turn (chat, topic and the
  * message it answers), so a followup turn gets its own. Edits of one preview run one after
  * another; taking a preview for the final text stops the timer and waits for the edit in
  * flight, so a partial edit can never land after the final one.
@@ -51,8 +52,9 @@ export interface StreamingPreviewsOptions {
   /** Where previews are recorded; absent: in memory only (a crash leaves its preview). */
   ledger?: PreviewLedger;
   /**
-   * False (`streaming: off`): no preview is shown; previews an earlier run recorded are still
-   * restored, taken by their replies and removed. Default true.
+   * False (`streaming: off`): no text is streamed into a preview (a status still shows);
+   * previews an earlier run recorded are still restored, taken by their replies and removed.
+   * Default true.
    */
   enabled?: boolean;
   /** Least time between two edits of one preview, in ms (default 1000). */
@@ -174,10 +176,10 @@ export class StreamingPreviews {
    * Shows `text` as the turn's preview (a status: the session's helpers at work), creating the
    * preview if there is none, throttled like deltas. The turn's first delta replaces it, and so
    * does its final text (`take`) or `discard`. Ignored once the preview shows streamed text or
-   * is closed for its final text, so a status never overwrites an answer.
+   * is closed for its final text, so a status never overwrites an answer. Shown with
+   * `streaming: off` too: helpers at work are worth a message whether or not text streams.
    */
   status(target: PreviewTarget, text: string): void {
-    if (!this.#o.enabled) return;
     const existing = this.#previews.get(previewKey(target));
     if (!existing) this.#open(target, text, true);
     else if (!existing.closed && existing.status) {

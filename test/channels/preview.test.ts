@@ -70,11 +70,12 @@ class RecordingApi implements PreviewApi {
 const INTERVAL_MS = 30;
 const TURN = { chatId: "42", replyTo: "42:5" };
 
-function setup() {
+function setup(enabled = true) {
   const clock = new ManualClock();
   const api = new RecordingApi();
   const previews = new StreamingPreviews({
     api: () => api,
+    enabled,
     editIntervalMs: INTERVAL_MS,
     clock,
     logger: silentLogger(),
@@ -225,6 +226,22 @@ describe("StreamingPreviews.status (helpers at work)", () => {
     expect(api.edits).toEqual(["↳ a: read_file z", "The answer"]); // never status and text together
   });
 
+  it("with streaming off, a status still shows and the final text takes it; text deltas show nothing", async () => {
+    const { clock, api, previews } = setup(false);
+    previews.status(WAKE, "↳ a: read_file x");
+    await clock.advanceAsync(0);
+    previews.delta(WAKE, "Streamed");
+    previews.status(WAKE, "✓ a done");
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(api.sent).toEqual(["↳ a: read_file x"]);
+    expect(api.edits).toEqual(["✓ a done"]);
+    const taken = await previews.take(WAKE);
+    expect(taken?.messageId).toBe("7");
+    previews.delta({ chatId: "9" }, "no preview for text");
+    await clock.advanceAsync(INTERVAL_MS);
+    expect(api.sent).toEqual(["↳ a: read_file x"]);
+  });
+
   it("never overwrites streamed text, nor a preview taken for its final text", async () => {
     const { clock, api, previews } = setup();
     previews.delta(WAKE, "Streaming");
@@ -253,15 +270,6 @@ describe("StreamingPreviews.status (helpers at work)", () => {
     await clock.advanceAsync(0);
     await previews.discard(other);
     expect(api.removed).toEqual(["7"]);
-  });
-
-  it("shows nothing with streaming off", async () => {
-    const clock = new ManualClock();
-    const api = new RecordingApi();
-    const previews = new StreamingPreviews({ api: () => api, enabled: false, clock, logger: silentLogger() });
-    previews.status(WAKE, "↳ a: read_file x");
-    await clock.advanceAsync(INTERVAL_MS);
-    expect(api.sent).toEqual([]);
   });
 });
 

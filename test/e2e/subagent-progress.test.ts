@@ -1,6 +1,7 @@
 /**
  * Helpers at work, shown in the parent's chat (#26 item 5), end to end: the real gateway and
- * grammY against the fake Bot API (`streaming: edit`), the model simulator behind the real
+ * grammY against the fake Bot API (`streaming: edit` and `off`: the helper list shows either
+ * way; `subagents.progress: false` hides it), the model simulator behind the real
  * OpenAI SDK answering by who asks. A parent spawns two helpers that each make one tool call;
  * the chat shows one preview listing both with their calls, edited as they end, and that preview
  * is edited into the parent's final answer: one answer, no preview left. Over HTTP the same work
@@ -61,7 +62,7 @@ async function responder(r: SimulatedRequest): Promise<ScriptedTurn> {
   return { text: "ok" };
 }
 
-describe("helpers at work in a Telegram chat", () => {
+describe.each(["edit", "off"] as const)("helpers at work in a Telegram chat (streaming: %s)", (streaming) => {
   let sim: ModelSimulator;
   let tg: FakeTelegramBotApi;
   let gw: TestGateway;
@@ -75,7 +76,7 @@ describe("helpers at work in a Telegram chat", () => {
     tg.addBot(BOT);
     gw = await startTestGateway({
       ...simulatorConfig(sim, "openai"),
-      channels: { telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], streaming: "edit" } },
+      channels: { telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], streaming } },
     });
   });
   afterAll(async () => {
@@ -121,6 +122,41 @@ describe("helpers at work in a Telegram chat", () => {
     expect(posted?.text).toMatch(/^↳ vendors-\d: read_file notes\//);
     expect(tg.sentMessages({ chatId: ANN.id })).toHaveLength(2);
     expect(shown().filter((t) => t === FINAL)).toHaveLength(1);
+  }, 30_000);
+});
+
+describe("helpers at work, not shown (subagents.progress: false)", () => {
+  it("the chat gets the first answer and the final one, and no helper list", async () => {
+    const sim = new ModelSimulator();
+    await sim.start();
+    sim.setDefault(responder);
+    gates = { acme: gate(), bolt: gate() };
+    gates.acme.open();
+    gates.bolt.open();
+    const tg = new FakeTelegramBotApi();
+    await tg.start();
+    tg.addBot(BOT);
+    const gw = await startTestGateway({
+      ...simulatorConfig(sim, "openai"),
+      channels: { telegram: { token: TOKEN, apiRoot: tg.apiRoot, allowFrom: [ANN.id], streaming: "edit" } },
+      subagents: { progress: false },
+    });
+    try {
+      tg.pushMessage(TOKEN, {
+        chat: { id: ANN.id, type: "private" },
+        from: ANN,
+        text: "compare the vendors",
+      });
+      await until(() => tg.messagesInChat(ANN.id).some((m) => m.text === FINAL), "the final answer", 15_000);
+      const texts = tg.calls
+        .filter((c) => c.method === "sendMessage" || c.method === "editMessageText")
+        .map((c) => String(c.params.text));
+      expect(texts.filter((t) => t.startsWith("↳") || t.startsWith("✓"))).toEqual([]);
+    } finally {
+      await gw.stop();
+      await tg.close();
+      await sim.close();
+    }
   }, 30_000);
 });
 

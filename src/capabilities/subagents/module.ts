@@ -44,7 +44,7 @@ export const subagentsModule: CapabilityModule<SubagentsCapability> = {
           // wait_agents: the run ends (yields) here; the results wake it.
           yieldBefore: (turn) => (subagents.takeWaiting(turn.runId) ? "waiting for helpers" : undefined),
         },
-        progress.hooks(),
+        ...(subagents.settings.progress ? [progress.hooks()] : []),
       ],
       commands: [agentsCommand(subagents)],
       stopSession: async (sessionKey) => {
@@ -54,7 +54,7 @@ export const subagentsModule: CapabilityModule<SubagentsCapability> = {
       },
       attach: ({ turns, events }) => {
         subagents.attach(turns, events);
-        progress.attach(events);
+        if (subagents.settings.progress) progress.attach(events);
       },
       start: () => subagents.recover(),
       quiesce: () => subagents.quiesce(),

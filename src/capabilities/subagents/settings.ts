@@ -16,6 +16,11 @@ export const subagentSettings = section({
   maxResultChars: z.number().int().min(200).max(64_000).default(4_000),
   /** Characters of a task (and of the context passed with it). */
   maxTaskChars: z.number().int().min(100).max(100_000).default(20_000),
+  /**
+   * Show helpers at work in the parent's chat: one message listing each helper's latest call,
+   * edited in place where the platform can edit (whatever `streaming` says), SSE events on HTTP.
+   */
+  progress: z.boolean().default(true),
   /** Tool calls one run of a child may make (its own bound, below the agent's). */
   maxToolCallsPerRun: z.number().int().min(1).default(30),
 });
