@@ -374,6 +374,7 @@ export class Assignments {
       stallThreshold: this.#config.stallThreshold,
       questionExpiryHours: this.#config.questionExpiryHours,
       costUsd,
+      helpers: await store.usage.billedTotals(a.sessionKey, "subagent"),
       poke: this.#d.poke,
     });
   }
