@@ -2,7 +2,8 @@
  * Helpers of an assignment's run, end to end over the fake Telegram Bot API: the run spawns two
  * helpers and sleeps for an hour; when both have ended, the assignment's next run is due at once
  * (not in an hour) and its context holds both results, claimed by the assignment's own runner.
- * Their tokens count against the assignment's budget (once).
+ * Their tokens count against the assignment's budget (once), and a run that calls wait_agents
+ * sleeps until the results or the wait's deadline, then is told what still runs.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/types.js";
@@ -12,7 +13,10 @@ import { AssignmentChat, call } from "../helpers/assignment-chat.js";
 import { until } from "../helpers/until.js";
 
 let chat = new AssignmentChat();
+/** Lets a helper held in a test go (so the gateway stops). */
+let release = () => {};
 afterEach(async () => {
+  release();
   await chat.close();
   chat = new AssignmentChat();
 });
@@ -125,5 +129,77 @@ describe("an assignment's budget", () => {
     expect(ownRuns() * 110).toBeLessThan(5_000);
     expect(a?.stateReason).toMatch(/^over its token budget \(\d+ of 5000 tokens used\)$/);
     expect(a?.checkpoint.tokens).toBeGreaterThanOrEqual(2 * 5_000);
+  });
+});
+
+describe("wait_agents in an assignment's run", () => {
+  it("sleeps until the deadline (not before), then tells the run which helper still runs", async () => {
+    const clock = new ManualClock(Date.now());
+    await chat.start(clock);
+    const sim = chat.sim as ModelSimulator;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    // The wait (60 s) ends before the slow helper's model call would time out (120 s).
+    sim.setDefault(async (req) => {
+      const body = textOf(req);
+      if (isHelper(req)) {
+        if (body.includes("slow task")) await gate;
+        return { text: body.includes("slow task") ? "slow one done" : "quick one done" };
+      }
+      if (body.includes("Started helper") && !body.includes("Waiting for"))
+        return { toolCalls: [call("wait_agents", { timeoutSec: 60 })] };
+      if (body.includes("Waiting for") || body.includes("[helper "))
+        return { toolCalls: [call("end_run", { next: "sleep", sleepMinutes: 60, state: "have some" })] };
+      return {
+        toolCalls: [
+          call("spawn_agent", { task: "The slow task.", label: "slow" }),
+          call("spawn_agent", { task: "The quick task.", label: "quick" }),
+        ],
+      };
+    });
+    chat.say("/task Do two things");
+    await until(() => chat.texts().length > 0, "the /task reply");
+    const id = /Task (t[0-9a-z]+) started/.exec(chat.texts()[0] ?? "")?.[1] ?? "";
+    const key = `agent:main:task:${id}`;
+    const store = chat.gw?.running.store as Store;
+    const helpers = () => store.subagents.listForParent(key);
+    await until(
+      async () => (await store.assignments.runs(id, 10)).some((r) => r.endedAt !== null),
+      "run 1 ended",
+    );
+    await until(async () => (await helpers()).some((c) => c.state === "done"), "the quick helper done");
+    const deadline = (await helpers()).find((c) => c.label === "slow")?.waitDeadline ?? 0;
+    expect(deadline).toBe(clock.now() + 60_000);
+    // Run 1 ended waiting: asleep until the deadline, the quick result alone wakes nothing.
+    let a = await store.assignments.get(id);
+    expect(a?.state).toBe("sleeping");
+    expect(a?.stateReason).toBe("waiting for its helpers (wait_agents)");
+    expect((await store.wakes.list(key)).map((w) => w.dueAt)).toEqual([deadline]);
+    await clock.advanceAsync(59_000);
+    expect(await store.assignments.runs(id, 10)).toHaveLength(1);
+    // The deadline: run 2 reads the quick result and the timeout naming the slow helper.
+    const before = sim.requests.length;
+    await clock.advanceAsync(1_000);
+    await until(async () => (await store.assignments.runs(id, 10)).length === 2, "run 2 at the deadline");
+    await until(
+      () => sim.requests.slice(before).some((q) => !isHelper(q) && textOf(q).includes("timed out")),
+      "run 2's model call",
+    );
+    const second = sim.requests.slice(before).find((q) => !isHelper(q)) as SimulatedRequest;
+    expect(textOf(second)).toMatch(/Still running: sub_\w+ \\"slow\\"/);
+    expect(textOf(second)).toContain("quick one done");
+    // The slow helper's end wakes run 3 at once (its run 2 slept an hour).
+    release();
+    await until(
+      async () => (await store.assignments.runs(id, 10)).length === 3,
+      "run 3 with the slow result",
+    );
+    await until(
+      () => sim.requests.some((q) => !isHelper(q) && textOf(q).includes("slow one done")),
+      "the slow result read",
+    );
+    a = await store.assignments.get(id);
+    expect(a?.checkpoint.runs ?? 0).toBeGreaterThanOrEqual(2);
   });
 });
