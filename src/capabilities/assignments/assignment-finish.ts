@@ -1,5 +1,5 @@
 /**
- * The end of an assignment's run: its usage added to the checkpoint, the stop decision, then
+ * The end of an assignment's run: its usage and its helpers' added to the checkpoint, the stop decision, then
  * the run log, the new state and the next wake in one store step, then the owner's message (a
  * question is marked sent once it is in the outbox; the end message likewise), and last the
  * PROGRESS.md / checkpoint.json mirror, best effort.
@@ -28,6 +28,8 @@ export interface FinishContext {
   questionExpiryHours: number;
   /** The run's cost (USD), from its committed record's calls. */
   costUsd: number;
+  /** Every call of its helpers (spawned directly or nested) billed to its session, ever. */
+  helpers: { tokens: number; costUsd: number };
   poke(dueNow?: boolean): void;
 }
 
@@ -42,6 +44,17 @@ export async function finishRun(live: LiveRun, record: RunRecord, c: FinishConte
   cp.turns += record.modelCalls;
   cp.tokens += tokens;
   cp.costUsd += c.costUsd;
+  // The helpers' calls since the last run's end: a total, so a crash before this step's write
+  // only moves them to the next run's end, and none is counted twice.
+  const counted = cp.helpers ?? { tokens: 0, costUsd: 0 };
+  if (c.helpers.tokens > counted.tokens || c.helpers.costUsd > counted.costUsd) {
+    cp.tokens += Math.max(0, c.helpers.tokens - counted.tokens);
+    cp.costUsd += Math.max(0, c.helpers.costUsd - counted.costUsd);
+    cp.helpers = {
+      tokens: Math.max(counted.tokens, c.helpers.tokens),
+      costUsd: Math.max(counted.costUsd, c.helpers.costUsd),
+    };
+  }
   const gaps =
     live.acceptedStop !== undefined && a.contract.length > 0 ? await contractGaps(a.contract, c.checks) : [];
   const files = await c.files.fingerprint(a.id, contractPaths(a.contract));

@@ -20,14 +20,11 @@ import {
   assignmentTools,
   learnTool,
 } from "../../harness/assignments/assignment-tools.js";
-import { contractGaps } from "../../harness/assignments/contract.js";
-import { handoffText } from "../../harness/assignments/handoff.js";
 import { type LiveRun, LiveRuns, assignmentHooks, runInfoOf } from "../../harness/assignments/live-run.js";
 import type { RunInfo } from "../../harness/agent-session.js";
 import { recordLearning, recordedLine } from "../../harness/assignments/learning-log.js";
 import { ProjectFiles } from "../../harness/assignments/project-files.js";
 import type { TurnHooks } from "../../harness/hooks.js";
-import { approvePlanOnAnswer } from "../../harness/modes/session-modes.js";
 import { resultText } from "../subagents/subagent-text.js";
 import type { ToolRegistry } from "../../harness/tools/registry.js";
 import type { Tool } from "../../harness/tools/types.js";
@@ -39,15 +36,15 @@ import type { TurnRunner } from "../../gateway/turn-runner.js";
 import type { PreparedTurn, TurnSource } from "../../gateway/turn-sources.js";
 import type { Assignment, WorkItem } from "../../store/repos/assignment-repo.js";
 import type { RunRecord } from "../../store/repos/run-repo.js";
-import type { TranscriptPayload } from "../../store/repos/transcript-repo.js";
 import type { Wake } from "../../store/repos/wake-repo.js";
 import type { Store } from "../../store/types.js";
 import type { Clock } from "../../util/clock.js";
-import { newId } from "../../util/ids.js";
 import type { Logger } from "../../util/logger.js";
 import type { ExtraCommand } from "../../gateway/commands.js";
 import { assignmentChatTools, taskCommands } from "./assignment-chat.js";
 import { finishRun, mirror } from "./assignment-finish.js";
+import { helperWaitNote, runInputs } from "./run-inputs.js";
+import { resultsDue, waitHoldsUntil } from "../subagents/helper-waits.js";
 import { OwnerMessages } from "./assignment-owner.js";
 
 /** What the assignments need from the gateway. */
@@ -183,6 +180,12 @@ export class Assignments {
     return true;
   }
 
+  /** Its run `runId` (if an assignment's) called wait_agents: it ends, and sleeps until `until` at most. */
+  helpersAwaited(runId: string, until: number): void {
+    const live = this.runs.get(runId);
+    if (live) live.waitUntil = until;
+  }
+
   /** The `/task` and `/tasks` commands. */
   commands(): ExtraCommand[] {
     return taskCommands(this);
@@ -213,8 +216,11 @@ export class Assignments {
       if (!isOpen(a)) continue;
       await mirror(a, { files: this.files, log: this.#log }); // a crash may have cut one short
       if ((await store.wakes.list(a.sessionKey)).length > 0) continue;
-      // A waiting question re-queues itself for its reminder or expiry when this wake runs.
-      await queueRun(store, a, clock.now(), "resume after a restart", clock.now());
+      // A waiting question re-queues itself for its reminder or expiry when this wake runs; a
+      // wait for helpers still holds until its deadline (their results wake it sooner).
+      const rows = await store.subagents.listForParent(a.sessionKey);
+      const at = waitHoldsUntil(rows, clock.now()) ?? clock.now();
+      await queueRun(store, a, at, "resume after a restart", clock.now());
       this.#log.info({ assignment: a.id, state: a.state }, "assignment resumed after a restart");
     }
   }
@@ -269,33 +275,7 @@ export class Assignments {
     const turns = this.#turns;
     if (!turns) throw new Error("assignments: attach() was not called");
     const runNo = a.checkpoint.runs + 1;
-    const resume = a.question?.answer !== undefined ? a.question : null;
-    let inputs: TranscriptPayload[];
-    if (resume) {
-      // The owner's yes to a plan asked for in plan mode: this run follows it (execute mode).
-      await approvePlanOnAnswer(store.sessions, a.sessionKey, resume, clock.now());
-      inputs = [
-        {
-          type: "tool_result",
-          toolCallId: resume.toolCallId,
-          name: resume.tool,
-          content: resume.expired ? (resume.answer ?? "") : `The owner answered: ${resume.answer}`,
-          isError: false,
-        },
-      ];
-    } else {
-      await this.files.ensure(a.id);
-      // A fresh context: a new session id (made, for the first run).
-      await store.sessions.reset(a.sessionKey, newId("ses"), clock.now());
-      const gaps = a.contract.length > 0 ? await contractGaps(a.contract, this.#checks) : [];
-      inputs = [
-        {
-          type: "trigger",
-          origin: "assignment",
-          text: handoffText(a, runNo, await this.files.handoff(a.id), gaps),
-        },
-      ];
-    }
+    const inputs = await runInputs(a, runNo, { store, clock, files: this.files, checks: this.#checks });
     let live: LiveRun | undefined;
     const source: TurnSource = {
       trigger: "assignment",
@@ -319,6 +299,8 @@ export class Assignments {
           resultText,
           claim.now,
         );
+        // Helpers an earlier run waited on that outran the wait: the run is told which.
+        const note = await helperWaitNote(store, a.sessionKey, claim.now);
         await store.assignments.startRun({
           assignmentId: a.id,
           runNo,
@@ -331,7 +313,7 @@ export class Assignments {
         return {
           trigger: "assignment",
           runTrigger: "assignment",
-          inputs,
+          inputs: note ? [...inputs, note] : inputs,
           inboxIds: [],
           target: null,
           steer: false,
@@ -374,8 +356,12 @@ export class Assignments {
       stallThreshold: this.#config.stallThreshold,
       questionExpiryHours: this.#config.questionExpiryHours,
       costUsd,
+      helpers: await store.usage.billedTotals(a.sessionKey, "subagent"),
       poke: this.#d.poke,
     });
+    // Helpers that ended while this run went on queued a run that finishRun replaced: again.
+    if (resultsDue(await store.subagents.listForParent(a.sessionKey)))
+      await this.resultsArrived(a.sessionKey);
   }
 
   /** The registry an assignment's runs are offered (built by buildAgent with runTools()). */

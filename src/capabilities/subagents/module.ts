@@ -5,6 +5,7 @@
  * only with `subagents.enabled`.
  */
 import type { ExtraCommand } from "../../gateway/commands.js";
+import { isAssignmentSession } from "../../harness/assignments/assignments.js";
 import type { AssignmentsCapability } from "../assignments/module.js";
 import type { Capability, CapabilityModule } from "../types.js";
 import { HelperProgress } from "./helper-progress.js";
@@ -32,7 +33,13 @@ export const subagentsModule: CapabilityModule<SubagentsCapability> = {
       clock,
       logger,
       workspaceDir,
-      ...(tasks ? { assignmentResults: (key: string) => tasks.resultsArrived(key) } : {}),
+      ...(tasks
+        ? {
+            assignmentResults: (key: string) => tasks.resultsArrived(key),
+            assignmentWait: (runId: string, until: number) => tasks.helpersAwaited(runId, until),
+            ownedByAssignment: isAssignmentSession,
+          }
+        : {}),
     });
     const progress = new HelperProgress({ store, channels, childPrefix: subagents.childPrefix, logger });
     return {

@@ -66,3 +66,9 @@ export async function endOf(
     ...(error !== null ? { error } : {}),
   };
 }
+
+/** What a parent whose wait_agents timed out is told: the helpers it waited on that still run. */
+export function waitTimedOutText(running: readonly Pick<Subagent, "id" | "label">[]): string {
+  const names = running.map((c) => `${c.id} "${c.label}"`).join(", ");
+  return `The wait for your helpers timed out. Still running: ${names}. Their results come when they end; answer with what you have, or wait_agents again.`;
+}

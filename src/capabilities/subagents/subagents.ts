@@ -17,7 +17,7 @@ import type { Store } from "../../store/types.js";
 import type { Clock, TimerHandle } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import type { SubagentSettings } from "./settings.js";
-import { endOf } from "./subagent-text.js";
+import { endOf, waitTimedOutText } from "./subagent-text.js";
 import { subagentTurn } from "./subagent-turn.js";
 
 /** What the sub-agents need. */
@@ -33,6 +33,13 @@ export interface SubagentsDeps {
    * the session is no assignment's (false: a subagent turn wakes it).
    */
   assignmentResults?(sessionKey: string): Promise<boolean>;
+  /**
+   * Run `runId` called wait_agents until `until` (epoch ms): when it is an assignment's run, its
+   * runner sleeps until then instead of running again at once (its helpers' results wake it sooner).
+   */
+  assignmentWait?(runId: string, until: number): void;
+  /** An assignment's session: its runner wakes it, at a wait's deadline too (its run sleeps until then). */
+  ownedByAssignment?(sessionKey: string): boolean;
 }
 
 /** The tools a child never gets: its parent's assignment and scheduling are not its own. */
@@ -120,7 +127,9 @@ export class Subagents {
   /** Marks `runId` to end before its next model call (wait_agents), and sets the wait's deadline. */
   wait(parentSessionKey: string, runId: string, timeoutMs: number): void {
     this.#waiting.add(runId);
-    this.#arm(parentSessionKey, this.#d.clock.now() + timeoutMs);
+    const until = this.#d.clock.now() + timeoutMs;
+    this.#d.assignmentWait?.(runId, until);
+    this.#arm(parentSessionKey, until);
   }
 
   /** Whether `runId` asked to wait (the yieldBefore hook); forgets it. */
@@ -214,9 +223,12 @@ export class Subagents {
     if (check.batchDone || check.waitDone) await this.#wakeParent(check.parentSessionKey);
   }
 
-  /** Wakes the parent at `deadline` if a child it waits on is still running then. */
+  /**
+   * Wakes the parent at `deadline` if a child it waits on is still running then (not an
+   * assignment: its run sleeps until the deadline, and its runner wakes it).
+   */
   #arm(parentSessionKey: string, deadline: number): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#d.ownedByAssignment?.(parentSessionKey)) return;
     const { clock, store } = this.#d;
     const old = this.#timers.get(parentSessionKey);
     if (old) clock.clearTimeout(old);
@@ -226,11 +238,7 @@ export class Subagents {
         (c) => c.waitDeadline !== null && !ended(c),
       );
       if (running.length === 0) return; // every awaited child ended: its end woke the parent
-      const names = running.map((c) => `${c.id} "${c.label}"`).join(", ");
-      this.#enqueue(
-        parentSessionKey,
-        `The wait for your helpers timed out. Still running: ${names}. Their results come when they end; answer with what you have, or wait_agents again.`,
-      );
+      this.#enqueue(parentSessionKey, waitTimedOutText(running));
     };
     this.#timers.set(
       parentSessionKey,

@@ -42,6 +42,11 @@ export interface LiveRun {
   /** Why the loop yielded at a bound (model calls, minutes). */
   bound?: string;
   end?: RunEnd;
+  /**
+   * wait_agents ended the run: the next comes with the awaited helpers' results, or at this time
+   * (epoch ms) at the latest.
+   */
+  waitUntil?: number;
   /** Digests of (call, arguments, result): what this run did, for the progress fingerprint. */
   calls: Set<string>;
 }

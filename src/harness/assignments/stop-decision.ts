@@ -3,8 +3,8 @@
  * whole loop, first match wins — hard stops (a failed run, the budget), the agent's own end
  * (work accepted as complete, a question pending), a stop accepted without work_complete (done
  * only with a met contract, else stalled),
- * a stall (the progress fingerprint unchanged for `stallThreshold` runs), the run budget, the
- * agent's end_run, else continue. Pure: the runner applies it.
+ * a stall (the progress fingerprint unchanged for `stallThreshold` runs), the run budget, a wait
+ * for helpers (wait_agents), the agent's end_run, else continue. Pure: the runner applies it.
  */
 import type { Assignment, AssignmentState, LoopDirective } from "../../store/repos/assignment-repo.js";
 import { COMPLETION_REFUSALS, describeItems, type LiveRun, openItems } from "./live-run.js";
@@ -104,7 +104,8 @@ function decideOnce(live: LiveRun, a: Assignment, f: RunFacts): Decision {
     return stop("stalled", `it stopped without finishing, ${COMPLETION_REFUSALS} times (${missing})`);
   }
   // Stall: nothing changed in items, project files or tool results for stallThreshold runs.
-  const sleeping = live.end?.kind === "end_run" && live.end.directive === "sleep";
+  const sleeping =
+    (live.end?.kind === "end_run" && live.end.directive === "sleep") || live.waitUntil !== undefined;
   if (f.fingerprint === cp.fingerprint && !sleeping) cp.unchangedRuns++;
   else if (!sleeping) cp.unchangedRuns = 0;
   cp.fingerprint = f.fingerprint;
@@ -115,6 +116,14 @@ function decideOnce(live: LiveRun, a: Assignment, f: RunFacts): Decision {
     );
   if (cp.runs >= a.limits.maxRuns)
     return stop("failed", `used all ${a.limits.maxRuns} runs without finishing`);
+  // wait_agents: asleep until the helpers' results wake it (Assignments.resultsArrived) or the deadline.
+  if (live.waitUntil !== undefined)
+    return {
+      directive: "sleep",
+      state: "sleeping",
+      at: Math.max(f.now, live.waitUntil),
+      reason: "waiting for its helpers (wait_agents)",
+    };
   if (live.end?.kind === "end_run")
     return live.end.directive === "sleep"
       ? { directive: "sleep", state: "sleeping", at: f.now + live.end.sleepMs, reason: live.end.note }

@@ -80,8 +80,14 @@ export interface Checkpoint {
   runs: number;
   /** Model calls over all runs. */
   turns: number;
+  /** Tokens and spend of its runs and of its helpers (`helpers` says how much of it is theirs). */
   tokens: number;
   costUsd: number;
+  /**
+   * The helpers' usage (calls billed to its session with origin `subagent`) counted in `tokens`
+   * and `costUsd` so far: each run's end adds what was billed since, so none counts twice.
+   */
+  helpers?: { tokens: number; costUsd: number };
   /** Runs in a row that ended with the progress fingerprint unchanged. */
   unchangedRuns: number;
   fingerprint: string | null;

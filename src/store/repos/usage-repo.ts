@@ -55,4 +55,10 @@ export interface UsageRepo {
   sessionTokensSince(sessionKey: string, since: number): Promise<number>;
   /** Per profile, calls at or after `since`, by provider then profile id. */
   byProfileSince(since: number): Promise<ProfileUsage[]>;
+  /**
+   * Tokens (input + output + cache read + write) and cost of every call billed to `sessionKey`
+   * with `origin`, ever, the simulator's included: an assignment's helpers (origin `subagent`),
+   * which its checkpoint counts as it counts its own runs.
+   */
+  billedTotals(sessionKey: string, origin: UsageOrigin): Promise<{ tokens: number; costUsd: number }>;
 }

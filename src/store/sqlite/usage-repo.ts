@@ -90,6 +90,7 @@ export class SqliteUsageRepo implements UsageRepo {
   readonly #summarize: Record<UsageGrouping, Statement<[number], SummaryRow>>;
   readonly #totals: Statement<[number], { calls: number; tokens: number; cost_usd: number }>;
   readonly #sessionTokens: Statement<[string, number], { tokens: number }>;
+  readonly #billed: Statement<[string, UsageOrigin], { tokens: number; cost_usd: number }>;
   readonly #byProfile: Statement<
     [number],
     { provider: string; profile_id: string; calls: number; tokens: number; cost_usd: number }
@@ -141,6 +142,10 @@ export class SqliteUsageRepo implements UsageRepo {
       `SELECT COALESCE(SUM(${TOKENS_SQL}), 0) AS tokens FROM usage_calls
        WHERE session_key = ? AND at >= ? AND provider <> '${SIMULATOR}'`,
     );
+    this.#billed = db.prepare(
+      `SELECT COALESCE(SUM(${TOKENS_SQL}), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost_usd
+       FROM usage_calls WHERE session_key = ? AND origin = ?`,
+    );
     this.#byProfile = db.prepare(
       `SELECT provider, profile_id, COUNT(*) AS calls, SUM(${TOKENS_SQL}) AS tokens, SUM(cost_usd) AS cost_usd
        FROM usage_calls WHERE at >= ?
@@ -180,6 +185,13 @@ export class SqliteUsageRepo implements UsageRepo {
 
   async sessionTokensSince(sessionKey: string, since: number): Promise<number> {
     return guard(this.#path, () => this.#sessionTokens.get(sessionKey, since)?.tokens ?? 0);
+  }
+
+  async billedTotals(sessionKey: string, origin: UsageOrigin): Promise<{ tokens: number; costUsd: number }> {
+    return guard(this.#path, () => {
+      const row = this.#billed.get(sessionKey, origin);
+      return { tokens: row?.tokens ?? 0, costUsd: row?.cost_usd ?? 0 };
+    });
   }
 
   async byProfileSince(since: number): Promise<ProfileUsage[]> {

@@ -336,6 +336,20 @@ describe("decide", () => {
     });
   });
 
+  it("sleeps until a wait_agents deadline (a bound or end_run continue does not cut it short), unchanged runs not counted", () => {
+    const a = assignment();
+    const live = liveRun(a, { waitUntil: NOW + 5 * MIN, bound: "reached 10 model calls in this run" });
+    live.end = { kind: "end_run", directive: "continue", sleepMs: 0, note: "the agent ended the run" };
+    expect(decide(live, facts({ fingerprint: "same" }))).toEqual({
+      directive: "sleep",
+      state: "sleeping",
+      at: NOW + 5 * MIN,
+      reason: "waiting for its helpers (wait_agents)",
+    });
+    expect(decide(liveRun(a, { waitUntil: NOW - 1 }), facts({ fingerprint: "same" })).at).toBe(NOW);
+    expect(a.checkpoint.unchangedRuns).toBe(0);
+  });
+
   it("continues by default, giving the bound reached as the reason", () => {
     const live = liveRun(undefined, { bound: "reached 10 model calls in this run" });
     expect(decide(live, facts({ outcome: "yielded" }))).toEqual({
