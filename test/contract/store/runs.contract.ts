@@ -173,6 +173,15 @@ export function runsContract(ctx: StoreContext): void {
         expect(await store.usage.byProfileSince(0)).toEqual([]);
       });
 
+      it("billedTotals sums one session's calls of one origin, every day", async () => {
+        await seedCalls();
+        // s1: r1 (human, 165 tokens, $0.75) and r3 (cron, a day earlier, 1,100 tokens, $2).
+        expect(await store.usage.billedTotals("s1", "cron")).toEqual({ tokens: 1_100, costUsd: 2 });
+        expect(await store.usage.billedTotals("s1", "human")).toEqual({ tokens: 165, costUsd: 0.75 });
+        expect(await store.usage.billedTotals("s1", "subagent")).toEqual({ tokens: 0, costUsd: 0 });
+        expect(await store.usage.billedTotals("nobody", "human")).toEqual({ tokens: 0, costUsd: 0 });
+      });
+
       it("groups calls by day, session, model, origin and profile: largest cost, then most tokens, then key", async () => {
         await seedCalls();
         expect(await summary("day")).toEqual([
