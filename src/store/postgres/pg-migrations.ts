@@ -1,0 +1,74 @@
+/**
+ * The PostgreSQL schema's versions, applied once each, in order, under one transaction-scoped
+ * advisory lock: several nodes starting together migrate once, the others wait and find it
+ * done. Version 1 is the whole schema of SQLite's version 16 (no PostgreSQL database existed
+ * before it); each later change is a new version here, like SQLite's. A database at a version
+ * newer than this binary knows is refused, naming both.
+ */
+import { StoreError } from "../store-error.js";
+import type { PgDb } from "./pg-db.js";
+import { assignmentSchema } from "./schema/assignments.js";
+import { coreSchema } from "./schema/core.js";
+import { queueSchema } from "./schema/queue.js";
+import { schedulingSchema } from "./schema/scheduling.js";
+
+/** One schema version: its statements run in one transaction. */
+export interface PgMigration {
+  version: number;
+  name: string;
+  statements: readonly string[];
+}
+
+/** Every version, oldest first. */
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: "the schema of SQLite version 16: inbox, outbox, sessions, transcript, runs, usage, leases, pairing, auth profiles, cron, wakes, assignments, learnings, previews, sub-agents",
+    statements: [...coreSchema, ...queueSchema, ...schedulingSchema, ...assignmentSchema],
+  },
+];
+
+/** The newest version this binary knows. */
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)?.version ?? 0;
+
+/** An arbitrary constant: the advisory lock every migrating node takes. */
+const MIGRATION_LOCK = 7_302_118_551;
+
+/** The database's version (0: never migrated); no lock, no change. */
+export async function pgSchemaVersion(db: PgDb): Promise<number> {
+  const table = await db.row<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+  if (!table?.t) return 0;
+  const row = await db.row<{ v: number | null }>("SELECT max(version) AS v FROM schema_migrations");
+  return row?.v ?? 0;
+}
+
+/**
+ * Brings the database to PG_SCHEMA_VERSION; resolves the version it is at. Throws StoreError
+ * `schema_too_new` when the database is newer than this binary.
+ */
+export async function migratePg(db: PgDb, now = Date.now()): Promise<number> {
+  return db.tx(async (tx) => {
+    await tx.run("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await tx.run(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
+    );
+    const at =
+      (await tx.row<{ v: number | null }>("SELECT max(version) AS v FROM schema_migrations"))?.v ?? 0;
+    if (at > PG_SCHEMA_VERSION)
+      throw new StoreError(
+        "schema_too_new",
+        `the PostgreSQL store ${db.label} is at schema version ${at}, newer than this switchyard knows (${PG_SCHEMA_VERSION}): upgrade switchyard, or use a copy of the database`,
+      );
+    for (const m of PG_MIGRATIONS) {
+      if (m.version <= at) continue;
+      for (const statement of m.statements) await tx.run(statement);
+      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+        m.version,
+        m.name,
+        now,
+      ]);
+    }
+    return PG_SCHEMA_VERSION;
+  });
+}
