@@ -7,7 +7,7 @@
 // dist/main.js into dist/bundle/ — one module for the gateway and one chunk per lazily imported
 // part (each command, the model SDKs) — which the launcher starts. Loading ~150 compiled
 // modules and the model SDK's ~360 one by one cost a restart about half a second on a 2-core
-// VM; the platform SDKs, native better-sqlite3 and the tokenizer stay packages of their own.
+// VM; the platform SDKs, native better-sqlite3, pg and the tokenizer stay packages of their own.
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
@@ -85,6 +85,7 @@ const EXTERNAL = [
   "grammy",
   "js-tiktoken",
   "pino-pretty",
+  "pg",
 ];
 
 /** Bundles dist/main.js into dist/bundle/ (see the header); false when esbuild fails. */

@@ -1,7 +1,8 @@
 /**
  * The gateway's state on disk: the home folder and the agent workspace (checked writable,
- * created owner-only, seeded from the template), and the SQLite store in the home folder, whose
- * stored error texts are redacted with the configured secrets.
+ * created owner-only, seeded from the template), and the store — SQLite in the home folder, or
+ * PostgreSQL with `store.engine: postgres` — whose stored error texts are redacted with the
+ * configured secrets.
  */
 import { join } from "node:path";
 import { ensureWritableFolder, workspaceDirOf } from "../config/home.js";
@@ -33,12 +34,22 @@ export async function openState(
   const seeded = await seedWorkspace(defaultTemplateDir(), workspaceDir);
   if (seeded.created.length > 0)
     logger.info({ workspaceDir, files: seeded.created.length }, "workspace created from template");
-  const opened = openSqliteStore({
-    path: join(options.home, "switchyard.db"),
-    checkpointInWorker: true,
-    logger: logger.child({ name: "store" }),
-    redact: (text) => (options.secrets ? options.secrets.redact(text) : redactSecrets(text)),
-  });
+  const redact = (text: string) => (options.secrets ? options.secrets.redact(text) : redactSecrets(text));
+  const { store: settings } = config;
+  const opened =
+    settings.engine === "postgres" && settings.url !== undefined
+      ? // Loaded only here: pg and the PostgreSQL store cost a SQLite gateway nothing.
+        await (await import("../store/postgres/open-pg-store.js")).openPgStore({
+          url: settings.url,
+          poolSize: settings.poolSize,
+          redact,
+        })
+      : openSqliteStore({
+          path: join(options.home, "switchyard.db"),
+          checkpointInWorker: true,
+          logger: logger.child({ name: "store" }),
+          redact,
+        });
   const store = options.wrapStore ? options.wrapStore(opened) : opened;
   onOpened("store", () => store.close());
   return { workspaceDir, store };

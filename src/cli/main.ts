@@ -34,6 +34,8 @@ commands:
   tools     list [--channel C] [--group] [--json]: what a turn there is offered (tools: policy)
   mcp       list [--json]: each MCP server (mcp.servers), started once: its state and tools
   hooks     list [--json]: each hook by event (built-in command guard first), its last outcome
+  db        status [--json] | migrate: the store (SQLite or PostgreSQL, store.engine), its schema
+            version against this binary's, and bringing it up to date
   help      show this text
   version   print the version (also --version)
 
@@ -108,6 +110,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   if (argv[0] === "tools") return (await import("./tools.js")).runTools(argv.slice(1));
   if (argv[0] === "mcp") return (await import("./mcp.js")).runMcp(argv.slice(1));
   if (argv[0] === "hooks") return (await import("./hooks.js")).runHooks(argv.slice(1));
+  if (argv[0] === "db") return (await import("./db.js")).runDb(argv.slice(1));
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

@@ -237,6 +237,31 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       web: webSettings,
     }),
     /** MCP servers whose tools the agent is offered (capabilities/mcp/settings.ts). */
+    /**
+     * Where the gateway's state lives: `sqlite` (default), the file `<home>/switchyard.db` on
+     * this machine; `postgres`, a PostgreSQL database that gateways on several machines share.
+     */
+    store: section({
+      engine: z.enum(["sqlite", "postgres"]).default("sqlite"),
+      /** `postgres://user:pass@host:5432/database` (engine postgres), usually `${DATABASE_URL}`. */
+      url: z.string().min(1).optional(),
+      /** Connections this process keeps to PostgreSQL. */
+      poolSize: z.number().int().min(1).max(100).default(10),
+    }).superRefine((s, ctx) => {
+      if (s.engine === "postgres" && s.url === undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: ["url"],
+          message: "engine is postgres but no url is set: add store.url (e.g. ${DATABASE_URL})",
+          params: { namesValues: true },
+        });
+      else if (s.url !== undefined && !/^postgres(ql)?:\/\//.test(s.url))
+        ctx.addIssue({
+          code: "custom",
+          path: ["url"],
+          message: "expected a postgres:// URL (postgres://user:pass@host:5432/database)",
+        });
+    }),
     mcp: mcpSettings,
     /** Programs run at fixed points of a turn (capabilities/hooks/settings.ts); default none. */
     hooks: hookSettings,
