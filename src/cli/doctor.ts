@@ -60,7 +60,9 @@ export async function runDoctor(options: CliOptions): Promise<number> {
 
   const homeCheck = checkHome(home);
   checks.push(homeCheck);
-  if (homeCheck.verdict === "ok") checks.push(...(await checkDatabase(join(home, "switchyard.db"))));
+  if (config?.store.engine === "postgres" && config.store.url !== undefined)
+    checks.push(...(await checkPostgres(config.store.url)));
+  else if (homeCheck.verdict === "ok") checks.push(...(await checkDatabase(join(home, "switchyard.db"))));
 
   if (config) {
     const workspace = config.agent.workspace
@@ -145,6 +147,55 @@ async function checkDatabase(dbPath: string): Promise<Check[]> {
         },
       ];
     return [{ verdict: "fail", what: "database", detail: (err as Error).message }];
+  }
+}
+
+/**
+ * The PostgreSQL store (`store.engine: postgres`): it connects, its server is version 13 or
+ * newer, and its schema version against this binary's — read without migrating anything.
+ */
+async function checkPostgres(url: string): Promise<Check[]> {
+  const { PgDb } = await import("../store/postgres/pg-db.js");
+  const { PG_SCHEMA_VERSION, pgSchemaVersion } = await import("../store/postgres/pg-migrations.js");
+  const { MIN_SERVER_VERSION } = await import("../store/postgres/open-pg-store.js");
+  const db = new PgDb({ url, poolSize: 1 });
+  try {
+    const server = await db.row<{ num: number; v: string }>(
+      "SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS v",
+    );
+    const major = Math.floor((server?.num ?? 0) / 10_000);
+    const version = (server?.v ?? "").split(" ")[0];
+    if (major < MIN_SERVER_VERSION)
+      return [
+        {
+          verdict: "fail",
+          what: "database",
+          detail: `PostgreSQL ${db.label} runs server ${version}; switchyard needs ${MIN_SERVER_VERSION} or newer`,
+        },
+      ];
+    const schema = await pgSchemaVersion(db);
+    const where = `PostgreSQL ${db.label} (server ${version})`;
+    if (schema > PG_SCHEMA_VERSION)
+      return [
+        {
+          verdict: "fail",
+          what: "database",
+          detail: `${where} is at schema v${schema}, newer than this switchyard knows (v${PG_SCHEMA_VERSION}): upgrade switchyard`,
+        },
+      ];
+    if (schema < PG_SCHEMA_VERSION)
+      return [
+        {
+          verdict: "warn",
+          what: "database",
+          detail: `${where} is at schema v${schema}; the gateway migrates it to v${PG_SCHEMA_VERSION} on start (or switchyard db migrate)`,
+        },
+      ];
+    return [{ verdict: "ok", what: "database", detail: `${where} connects (schema v${schema})` }];
+  } catch (err) {
+    return [{ verdict: "fail", what: "database", detail: (err as Error).message }];
+  } finally {
+    await db.close();
   }
 }
 

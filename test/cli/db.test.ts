@@ -78,6 +78,27 @@ describe("switchyard db", () => {
     expect(refused.err).toContain(`newer than this switchyard knows (${PG_SCHEMA_VERSION})`);
   });
 
+  it("doctor checks PostgreSQL: the server, its version, the schema level; an unreachable one fails", async () => {
+    const s = setup(POSTGRES);
+    const url = await server.createDatabase("doctor");
+    const behind = await runCli(["doctor", "--home", s.home], { cwd: s.cwd, env: { DATABASE_URL: url } });
+    expect(behind.out).toMatch(
+      /database.*PostgreSQL 127\.0\.0\.1:\d+\/doctor \(server 1\d\.\d+\) is at schema v0; the gateway migrates it/,
+    );
+    await runCli(["db", "migrate", "--home", s.home], { cwd: s.cwd, env: { DATABASE_URL: url } });
+    const ok = await runCli(["doctor", "--home", s.home], { cwd: s.cwd, env: { DATABASE_URL: url } });
+    expect(ok.out).toMatch(
+      new RegExp(`database.*/doctor \\(server 1\\d\\.\\d+\\) connects \\(schema v${PG_SCHEMA_VERSION}\\)`),
+    );
+    const dead = await runCli(["doctor", "--home", s.home], {
+      cwd: s.cwd,
+      env: { DATABASE_URL: "postgres://me:hunter2@127.0.0.1:1/x" },
+    });
+    expect(dead.code).toBe(1);
+    expect(dead.out).toContain("the PostgreSQL store at 127.0.0.1:1/x is unreachable");
+    expect(dead.out).not.toContain("hunter2");
+  });
+
   it("the gateway on an unreachable PostgreSQL exits 1 with one line naming the store and the cause", async () => {
     const s = setup(POSTGRES);
     const res = await runCli(["gateway", "--port", "0", "--home", s.home], {
