@@ -76,7 +76,7 @@ describe("switchyard db", () => {
     const refused = await runCli(["db", "migrate", "--home", s.home], { cwd: s.cwd, env });
     expect(refused.code).toBe(1);
     expect(refused.err).toContain(`newer than this switchyard knows (${PG_SCHEMA_VERSION})`);
-  });
+  }, 120_000);
 
   it("doctor checks PostgreSQL: the server, its version, the schema level; an unreachable one fails", async () => {
     const s = setup(POSTGRES);
@@ -97,7 +97,7 @@ describe("switchyard db", () => {
     expect(dead.code).toBe(1);
     expect(dead.out).toContain("the PostgreSQL store at 127.0.0.1:1/x is unreachable");
     expect(dead.out).not.toContain("hunter2");
-  });
+  }, 120_000);
 
   it("the gateway on an unreachable PostgreSQL exits 1 with one line naming the store and the cause", async () => {
     const s = setup(POSTGRES);

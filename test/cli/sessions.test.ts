@@ -260,7 +260,7 @@ describe("switchyard sessions", () => {
       "assistant",
       "notice",
     ]);
-  });
+  }, 120_000);
 
   it("an unknown key, a missing key and a missing database get plain answers", async () => {
     const home = tempDir();
@@ -284,7 +284,7 @@ describe("switchyard sessions", () => {
     expect(none.out).toContain(`no sessions yet: no database at ${join(empty, "switchyard.db")}`);
     const noneShow = await runCli(["sessions", "show", DM, "--home", empty]);
     expect(noneShow.code).toBe(2);
-  });
+  }, 120_000);
 
   it("reads what a running gateway wrote", async () => {
     const home = tempDir();
