@@ -254,6 +254,7 @@ async function assemble(
         usage,
         authProfiles: models.authProfiles,
         ...(heartbeat ? { heartbeat: () => heartbeat.status() } : {}),
+        node: { owner, leaseTtlMs: config.gateway.leaseTtlMs },
       }),
   });
 

@@ -9,7 +9,14 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 import { chooseProvider } from "../config/provider-choice.js";
-import { coolingLines, coolingProfiles, type SpendCaps, spendSummary } from "../gateway/status-snapshot.js";
+import {
+  type NodeStatus,
+  coolingLines,
+  coolingProfiles,
+  nodeLines,
+  type SpendCaps,
+  spendSummary,
+} from "../gateway/status-snapshot.js";
 import { resolveHome, workspaceDirOf } from "../config/home.js";
 import { heartbeatCondition, type HeartbeatCondition } from "../harness/heartbeat.js";
 import { readFileSync } from "node:fs";
@@ -56,6 +63,8 @@ interface StatusBody {
   channels?: Array<{ name: string; accountId: string; state?: string; detail?: string }>;
   auth?: { cooling: CoolingProfile[] };
   heartbeat?: HeartbeatLine;
+  /** Every gateway process registered in the store (several on one database: a cluster). */
+  nodes?: NodeStatus[];
   spend?: {
     day: string;
     spendUsd: number;
@@ -153,6 +162,7 @@ export async function runStatus(options: CliOptions): Promise<number> {
     ...(b.spend ? [`spend     today (${b.spend.day} UTC): ${spendSummary(b.spend, b.spend.limits)}`] : []),
     ...coolingLines(b.auth?.cooling ?? [], Date.now()),
     ...deadLines(b.deadReplies),
+    ...nodeLines(b.nodes ?? [], Date.now()),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   return 0;

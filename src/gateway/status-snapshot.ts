@@ -3,7 +3,9 @@
  * whether it is simulated, lanes and model-call slots, inbox and outbox counts (chat commands
  * and group context apart from refusals), runs, sessions, undelivered replies, channels, the
  * auth profiles that are cooling (a rejected key is a warning), today's spend and the caps, and
- * the heartbeat (on, off or skipped and why, the next beat).
+ * the heartbeat (on, off or skipped and why, the next beat), and the nodes: every gateway process
+ * registered in the store (on this machine or others sharing the database), alive or stale by
+ * its last heartbeat, and what each holds.
  */
 import type { AuthProfileState } from "../store/repos/auth-profile-repo.js";
 import type { Store } from "../store/types.js";
@@ -33,6 +35,67 @@ export interface StatusSources {
   heartbeat?: () => Promise<object>;
   /** Today's spend and the caps. */
   usage?: { today(): { day: string; spendUsd: number; tokens: number }; readonly limits: object };
+  /** This process's owner id and the lease TTL: a node whose heartbeat is older is stale. */
+  node?: { owner: string; leaseTtlMs: number };
+}
+
+/** A gateway process as status lists it. */
+export interface NodeStatus {
+  owner: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  heartbeatAt: number | null;
+  /** Heartbeat within the lease TTL. */
+  alive: boolean;
+  /** The process answering this status. */
+  self: boolean;
+  sessions: number;
+  inbox: number;
+  outbox: number;
+}
+
+/** Every registered gateway process, oldest first, with what it holds at `now`. */
+export async function nodeStatuses(
+  store: Store,
+  now: number,
+  leaseTtlMs: number,
+  self?: string,
+): Promise<NodeStatus[]> {
+  const [owners, holdings] = await Promise.all([store.leases.listOwners(), store.leases.ownerHoldings(now)]);
+  const held = new Map(holdings.map((h) => [h.owner, h]));
+  return owners.map((o) => {
+    const h = held.get(o.owner);
+    const beat = o.heartbeatAt ?? null;
+    return {
+      owner: o.owner,
+      host: o.host,
+      pid: o.pid,
+      startedAt: o.startedAt,
+      heartbeatAt: beat,
+      alive: beat !== null && now - beat < leaseTtlMs,
+      self: o.owner === self,
+      sessions: h?.sessions ?? 0,
+      inbox: h?.inbox ?? 0,
+      outbox: h?.outbox ?? 0,
+    };
+  });
+}
+
+/** `nodes     …` lines: a count, then one line per node (only when there is more than one). */
+export function nodeLines(nodes: readonly NodeStatus[], now: number): string[] {
+  if (nodes.length === 0) return [];
+  const alive = nodes.filter((n) => n.alive).length;
+  const head = `nodes     ${nodes.length} registered: ${alive} alive, ${nodes.length - alive} stale (no heartbeat within gateway.leaseTtlMs)`;
+  if (nodes.length === 1) return [head];
+  return [
+    head,
+    ...nodes.map((n) => {
+      const beat =
+        n.heartbeatAt === null ? "never" : `${Math.max(0, Math.round((now - n.heartbeatAt) / 1000))} s ago`;
+      return `  ${n.alive ? "alive" : "stale"} ${n.owner}${n.self ? " (this one)" : ""} on ${n.host} pid ${n.pid}: heartbeat ${beat}; holds ${n.sessions} sessions, ${n.inbox} running messages, ${n.outbox} sending replies`;
+    }),
+  ];
 }
 
 /** The caps `limits:` may set, as status and /status show them. */
@@ -123,5 +186,6 @@ export async function statusSnapshot(s: StatusSources) {
     },
     ...(s.usage ? { spend: { ...s.usage.today(), limits: s.usage.limits } } : {}),
     ...(s.heartbeat ? { heartbeat: await s.heartbeat() } : {}),
+    ...(s.node ? { nodes: await nodeStatuses(store, s.clock.now(), s.node.leaseTtlMs, s.node.owner) } : {}),
   };
 }

@@ -22,6 +22,7 @@ export class PgLeaseRepo implements LeaseRepo {
   readonly renew: LeaseRepo["renew"] = notBuilt("lease.renew");
   readonly registerOwner: LeaseRepo["registerOwner"] = notBuilt("lease.registerOwner");
   readonly listOwners: LeaseRepo["listOwners"] = notBuilt("lease.listOwners");
+  readonly ownerHoldings: LeaseRepo["ownerHoldings"] = notBuilt("lease.ownerHoldings");
   readonly retireOwner: LeaseRepo["retireOwner"] = notBuilt("lease.retireOwner");
 
   /** Inside a transaction: whether `lease` is the session's current fence (see SqliteLeaseRepo). */

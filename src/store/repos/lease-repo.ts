@@ -81,7 +81,8 @@ export interface LeaseRepo {
   getSession(sessionKey: string, now: number): Promise<SessionLease | undefined>;
   /**
    * Extends, in one step, every lease `owner` holds unexpired at `now` to `now + ttlMs`: its
-   * session leases, its `running` inbox rows in those sessions, its `sending` outbox rows. An
+   * session leases, its `running` inbox rows in those sessions, its `sending` outbox rows; and
+   * records `now` as its heartbeat. An
    * expired lease is never revived (a takeover may be under way); the owner learns which
    * sessions it still holds from the result. Call it on a timer well inside the TTL.
    */
@@ -93,6 +94,11 @@ export interface LeaseRepo {
   registerOwner(owner: OwnerRecord): Promise<void>;
   /** Every registered owner, oldest first: the live ones and those that died without retiring. */
   listOwners(): Promise<OwnerRecord[]>;
+  /**
+   * What each owner holds unexpired at `now` (session leases, running inbox rows, sending outbox
+   * rows), by owner id; owners holding nothing are left out. For status: which node runs what.
+   */
+  ownerHoldings(now: number): Promise<OwnerHoldings[]>;
   /**
    * Retires an owner in one step: ends, at `now`, every lease it holds (its session leases, its
    * `running` inbox rows, its `sending` outbox rows — all then expired, so they are taken over
@@ -122,4 +128,20 @@ export interface OwnerRecord {
   startTicks: number | null;
   /** Epoch ms when it registered. */
   startedAt: number;
+  /**
+   * Epoch ms of its last lease renewal (its heartbeat; registering counts as the first). Read
+   * back by listOwners; ignored by registerOwner.
+   */
+  heartbeatAt?: number | null;
+}
+
+/** What one owner holds unexpired at a time (LeaseRepo.ownerHoldings). */
+export interface OwnerHoldings {
+  owner: string;
+  /** Session leases. */
+  sessions: number;
+  /** `running` inbox rows. */
+  inbox: number;
+  /** `sending` outbox rows. */
+  outbox: number;
 }

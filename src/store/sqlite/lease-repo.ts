@@ -9,6 +9,7 @@ import type {
   AcquiredSession,
   LeaseRenewal,
   LeaseRepo,
+  OwnerHoldings,
   OwnerRecord,
   ReleasedSession,
   SessionFence,
@@ -24,6 +25,7 @@ interface OwnerRow {
   pid_namespace: string | null;
   start_ticks: number | null;
   started_at: number;
+  heartbeat_at?: number | null;
 }
 
 interface LeaseRow {
@@ -81,6 +83,7 @@ export class SqliteLeaseRepo implements LeaseRepo {
   readonly #retireTx: Transaction<(owner: string, now: number) => number>;
   readonly #registerOwner: Statement<[OwnerRow]>;
   readonly #listOwners: Statement<[], OwnerRow>;
+  readonly #holdings: Statement<{ now: number }, OwnerHoldings>;
 
   constructor(db: Database, path: string) {
     this.#path = path;
@@ -173,12 +176,26 @@ export class SqliteLeaseRepo implements LeaseRepo {
       return sessions;
     });
     this.#registerOwner = db.prepare(
-      `INSERT OR REPLACE INTO owners (owner, host, pid, boot_id, pid_namespace, start_ticks, started_at)
-       VALUES (@owner, @host, @pid, @boot_id, @pid_namespace, @start_ticks, @started_at)`,
+      `INSERT OR REPLACE INTO owners (owner, host, pid, boot_id, pid_namespace, start_ticks, started_at, heartbeat_at)
+       VALUES (@owner, @host, @pid, @boot_id, @pid_namespace, @start_ticks, @started_at, @started_at)`,
     );
     this.#listOwners = db.prepare("SELECT * FROM owners ORDER BY started_at, owner");
+    const beat = db.prepare<{ owner: string; now: number }>(
+      "UPDATE owners SET heartbeat_at = @now WHERE owner = @owner",
+    );
+    this.#holdings = db.prepare(
+      `SELECT owner, sum(s) AS sessions, sum(i) AS inbox, sum(o) AS outbox FROM (
+         SELECT owner, count(*) AS s, 0 AS i, 0 AS o FROM session_leases
+           WHERE owner IS NOT NULL AND lease_until > @now GROUP BY owner
+         UNION ALL SELECT owner, 0, count(*), 0 FROM inbox
+           WHERE state IN ('received', 'queued', 'running') AND state = 'running' AND lease_until > @now GROUP BY owner
+         UNION ALL SELECT owner, 0, 0, count(*) FROM outbox
+           WHERE state IN ('pending', 'sending') AND state = 'sending' AND lease_until > @now GROUP BY owner
+       ) WHERE owner IS NOT NULL GROUP BY owner ORDER BY owner`,
+    );
     this.#renewTx = db.transaction((owner, now, ttlMs) => {
       const until = now + ttlMs;
+      beat.run({ owner, now });
       const sessions = this.#renewSessions
         .all({ owner, until, now })
         .map((r) => r.session_key)
@@ -244,8 +261,13 @@ export class SqliteLeaseRepo implements LeaseRepo {
         pidNamespace: r.pid_namespace,
         startTicks: r.start_ticks,
         startedAt: r.started_at,
+        heartbeatAt: r.heartbeat_at ?? null,
       })),
     );
+  }
+
+  async ownerHoldings(now: number): Promise<OwnerHoldings[]> {
+    return guard(this.#path, () => this.#holdings.all({ now }));
   }
 
   async retireOwner(owner: string, now: number): Promise<number> {

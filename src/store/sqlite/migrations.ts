@@ -2,6 +2,7 @@
  * Versioned, forward-only schema migrations, tracked with `PRAGMA user_version`. Append new
  * migrations to the end of MIGRATIONS; never edit one that has shipped.
  */
+import { NODE_MIGRATIONS } from "./migrations-nodes.js";
 import type { Database } from "better-sqlite3";
 import { StoreError } from "../store-error.js";
 import { ASSIGNMENT_MIGRATIONS } from "./migrations-assignments.js";
@@ -318,6 +319,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...CRASH_MIGRATIONS,
   ...MODE_MIGRATIONS,
   ...SUBAGENT_MIGRATIONS,
+  ...NODE_MIGRATIONS,
 ];
 
 /** The newest schema version this code knows. */

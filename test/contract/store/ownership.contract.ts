@@ -363,7 +363,11 @@ export function ownershipContract(ctx: StoreContext): void {
       };
       await a.leases.registerOwner(dead);
       await b.leases.registerOwner(alive);
-      expect(await b.leases.listOwners()).toEqual([dead, alive]);
+      // Registering is the first heartbeat.
+      expect(await b.leases.listOwners()).toEqual([
+        { ...dead, heartbeatAt: dead.startedAt },
+        { ...alive, heartbeatAt: alive.startedAt },
+      ]);
       // Registering again replaces the record (a restart reusing nothing but the id).
       await a.leases.registerOwner({ ...dead, pid: 43 });
       expect((await b.leases.listOwners()).map((o) => [o.owner, o.pid])).toEqual([
@@ -377,6 +381,39 @@ export function ownershipContract(ctx: StoreContext): void {
       expect((await a.leases.listOwners()).map((o) => o.owner)).toEqual(["gw_alive"]);
       expect((await b.inbox.requeueExpired(T0 + 1)).map((r) => r.id)).toEqual([m.id]);
       await expect(a.leases.registerOwner({ ...alive, owner: "" })).rejects.toThrow(TypeError);
+    });
+
+    it("renew is each owner's heartbeat; ownerHoldings says what each holds unexpired", async () => {
+      const { a, b } = await processes(ctx);
+      const record = (owner: string, startedAt: number) => ({
+        owner,
+        host: "h",
+        pid: 1,
+        bootId: null,
+        pidNamespace: null,
+        startTicks: null,
+        startedAt,
+      });
+      await a.leases.registerOwner(record("gw_a", T0));
+      await b.leases.registerOwner(record("gw_b", T0));
+      const m1 = await enqueue(a, "s1");
+      await enqueue(a, "s2");
+      const { fence: f1 } = await hold(a, "s1", "gw_a", T0, TTL);
+      await hold(a, "s2", "gw_a", T0, TTL);
+      await hold(b, "s3", "gw_b", T0, 2 * TTL);
+      await a.inbox.claim("s1", "ses-1", "run-a", { all: false, lease: f1 }, T0 + 1);
+      await a.leases.renew("gw_a", T0 + 5, TTL);
+      const beats = Object.fromEntries((await b.leases.listOwners()).map((o) => [o.owner, o.heartbeatAt]));
+      expect(beats).toEqual({ gw_a: T0 + 5, gw_b: T0 });
+      expect(await b.leases.ownerHoldings(T0 + 6)).toEqual([
+        { owner: "gw_a", sessions: 2, inbox: 1, outbox: 0 },
+        { owner: "gw_b", sessions: 1, inbox: 0, outbox: 0 },
+      ]);
+      // Past gw_a's renewed leases only gw_b's longer one holds; an owner holding nothing is left out.
+      expect(await b.leases.ownerHoldings(T0 + 5 + TTL)).toEqual([
+        { owner: "gw_b", sessions: 1, inbox: 0, outbox: 0 },
+      ]);
+      expect(m1.id).toBeGreaterThan(0);
     });
 
     it("requeueExpired takes over only runs whose lease expired", async () => {

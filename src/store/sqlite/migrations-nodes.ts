@@ -1,0 +1,15 @@
+/**
+ * Schema steps for gateways as nodes of a cluster (v17: each owner's heartbeat, the last time it
+ * renewed its leases, so a node on another machine can be seen alive or stale), spread into
+ * MIGRATIONS after the sub-agents' (migrations.ts); append only, never edit one that has shipped.
+ */
+import type { Migration } from "./migration.js";
+
+/** Versions 17 on. */
+export const NODE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 17,
+    name: "owners: heartbeat_at, the last lease renewal of each gateway process",
+    sql: "ALTER TABLE owners ADD COLUMN heartbeat_at INTEGER;",
+  },
+];
