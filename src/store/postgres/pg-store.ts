@@ -53,8 +53,8 @@ export class PgStore implements Store {
     this.#schemaVersion = schemaVersion;
     this.#redact = redact;
     this.leases = new PgLeaseRepo(db);
-    this.transcript = new PgTranscriptRepo(db);
-    this.inbox = new PgInboxRepo(db);
+    this.transcript = new PgTranscriptRepo(db, this.leases);
+    this.inbox = new PgInboxRepo(db, this.transcript, this.leases);
     this.outbox = new PgOutboxRepo(db);
     this.sessions = new PgSessionRepo(db);
     this.runs = new PgRunRepo(db);
