@@ -55,7 +55,7 @@ export class PgStore implements Store {
     this.leases = new PgLeaseRepo(db);
     this.transcript = new PgTranscriptRepo(db, this.leases);
     this.inbox = new PgInboxRepo(db, this.transcript, this.leases);
-    this.outbox = new PgOutboxRepo(db);
+    this.outbox = new PgOutboxRepo(db, redact);
     this.sessions = new PgSessionRepo(db);
     this.runs = new PgRunRepo(db);
     this.usage = new PgUsageRepo(db);
