@@ -1,7 +1,8 @@
 /**
  * Store contract, cron: jobs (unique names per agent, config upserts that keep an unchanged job's
  * slot), the version a scheduler watches, and the ledger: a slot is claimed once, skipped slots
- * are recorded, retries are claimed once, history is newest first.
+ * are recorded, retries are claimed once, history is newest first; two processes claiming one
+ * slot at once: one wins.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import type { JobSpec } from "../../../src/store/repos/cron-repo.js";
@@ -97,6 +98,28 @@ export function cronContract(ctx: StoreContext): void {
       expect(await store.cron.history(job.id, 10)).toMatchObject([
         { state: "ok", durationMs: 1_234, tokens: 99, receipt: "m1", finishedAt: T0 + 1_300 },
       ]);
+    });
+
+    it("two processes claiming one due slot at once: exactly one runs it", async () => {
+      const other = await ctx.peer();
+      const job = await store.cron.add(spec(), T0, T0);
+      const MIN = 60_000;
+      // Several slots in a row, so the two claims overlap on the server at least once.
+      for (let slot = T0; slot < T0 + 5 * MIN; slot += MIN) {
+        expect((await other.cron.due(slot, 10)).map((j) => j.id)).toEqual([job.id]);
+        const claims = await Promise.all([
+          store.cron.claimSlot(job.id, slot, slot + MIN, slot + 1),
+          other.cron.claimSlot(job.id, slot, slot + MIN, slot + 2),
+        ]);
+        const won = claims.filter((c) => c !== undefined);
+        expect(won).toHaveLength(1);
+        expect(won[0]).toMatchObject({ jobId: job.id, scheduledFor: slot, state: "running", attempts: 1 });
+        expect(await store.cron.due(slot + 10, 10)).toEqual([]);
+        expect(await other.cron.get(job.id)).toMatchObject({ nextRunAt: slot + MIN });
+      }
+      const ledger = await other.cron.history(job.id, 10);
+      expect(ledger.map((r) => r.scheduledFor)).toEqual([4, 3, 2, 1, 0].map((i) => T0 + i * MIN));
+      expect(new Set(ledger.map((r) => r.id)).size).toBe(5);
     });
 
     it("records skipped slots once, and claims a due retry once", async () => {
