@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/types.js";
+import { assignmentsContract } from "./store/assignments.contract.js";
 import { authProfilesContract } from "./store/auth-profiles.contract.js";
 import { commitTurnContract } from "./store/commit-turn.contract.js";
 import { cronContract } from "./store/cron.contract.js";
@@ -56,5 +57,6 @@ export function runStoreContract(
     wakesContract(ctx);
     previewsContract(ctx);
     subagentsContract(ctx);
+    assignmentsContract(ctx);
   });
 }

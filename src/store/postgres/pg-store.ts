@@ -66,7 +66,7 @@ export class PgStore implements Store {
     this.wakes = new PgWakeRepo(db);
     this.assignments = new PgAssignmentRepo(db);
     this.learnings = new PgLearningRepo(db);
-    this.subagents = new PgSubagentRepo(db);
+    this.subagents = new PgSubagentRepo(db, this.transcript, this.leases);
   }
 
   async commitTurn(raw: CommitTurn, now: number): Promise<boolean> {
