@@ -25,6 +25,14 @@ export interface PgRunner {
 const MAX_ATTEMPTS = 12;
 /** SQLSTATEs after which the whole transaction is run again. */
 const RETRY_CODES = new Set(["40001", "40P01"]);
+/**
+ * A unique violation: under SERIALIZABLE, two transactions that each read "the next number is
+ * N" (a max, a count) and insert it conflict on the unique index, which PostgreSQL reports as
+ * 23505, not 40001, unless the very key was read. Run again a few times like a serialization
+ * failure: a real duplicate fails the same way each time and is then reported (`conflict`).
+ */
+const UNIQUE_VIOLATION = "23505";
+const MAX_UNIQUE_ATTEMPTS = 4;
 
 /** int8 (count, ids, epoch ms) and numeric (sums) as JS numbers: every value here is < 2^53. */
 const types = {
@@ -111,7 +119,10 @@ export class PgDb implements PgRunner {
           broken = true; // the connection itself failed: do not give it back
         });
         const code = sqlState(err);
-        if (code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS) {
+        const again =
+          (code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS) ||
+          (code === UNIQUE_VIOLATION && attempt < MAX_UNIQUE_ATTEMPTS);
+        if (again) {
           await new Promise((r) => setTimeout(r, Math.random() * 2 * attempt));
           continue;
         }
@@ -172,7 +183,8 @@ export function labelOf(url: string): string {
 /**
  * A StoreError for a failure of the PostgreSQL store at `label`: the server unreachable or gone
  * (`unavailable`), a refused login (`unavailable`, saying so), the disk full, a read-only
- * server, serialization failures that kept coming (`locked`), anything else `io`.
+ * server, serialization failures that kept coming (`locked`), a duplicate key (`conflict`),
+ * anything else `io`.
  */
 export function pgStoreError(label: string, err: unknown): StoreError {
   if (err instanceof StoreError) return err;
@@ -199,6 +211,8 @@ export function pgStoreError(label: string, err: unknown): StoreError {
   if (code === "53100")
     return new StoreError("disk_full", `${at} is out of disk space: ${message}`, { cause: err });
   if (code === "25006") return new StoreError("read_only", `${at} is read-only: ${message}`, { cause: err });
+  if (code === UNIQUE_VIOLATION)
+    return new StoreError("conflict", `${at} refused a duplicate: ${message}`, { cause: err });
   if (code !== undefined && RETRY_CODES.has(code))
     return new StoreError("locked", `${at} kept reporting conflicting transactions: ${message}`, {
       cause: err,

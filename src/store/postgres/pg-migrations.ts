@@ -6,7 +6,8 @@
  * newer than this binary knows is refused, naming both.
  */
 import { StoreError } from "../store-error.js";
-import type { PgDb } from "./pg-db.js";
+import type { PoolClient } from "pg";
+import { type PgDb, pgStoreError } from "./pg-db.js";
 import { assignmentSchema } from "./schema/assignments.js";
 import { coreSchema } from "./schema/core.js";
 import { queueSchema } from "./schema/queue.js";
@@ -45,30 +46,60 @@ export async function pgSchemaVersion(db: PgDb): Promise<number> {
 /**
  * Brings the database to PG_SCHEMA_VERSION; resolves the version it is at. Throws StoreError
  * `schema_too_new` when the database is newer than this binary.
+ *
+ * The advisory lock is a session lock taken on one connection BEFORE the migration's
+ * transaction begins: taken inside it, the transaction's snapshot would predate another node's
+ * migration it waited for, and it would create the tables again.
  */
 export async function migratePg(db: PgDb, now = Date.now()): Promise<number> {
-  return db.tx(async (tx) => {
-    await tx.run("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-    await tx.run(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (
-         version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
-    );
-    const at =
-      (await tx.row<{ v: number | null }>("SELECT max(version) AS v FROM schema_migrations"))?.v ?? 0;
-    if (at > PG_SCHEMA_VERSION)
-      throw new StoreError(
-        "schema_too_new",
-        `the PostgreSQL store ${db.label} is at schema version ${at}, newer than this switchyard knows (${PG_SCHEMA_VERSION}): upgrade switchyard, or use a copy of the database`,
-      );
-    for (const m of PG_MIGRATIONS) {
-      if (m.version <= at) continue;
-      for (const statement of m.statements) await tx.run(statement);
-      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
-        m.version,
-        m.name,
-        now,
-      ]);
+  const client = await db.connect();
+  let broken = false;
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    try {
+      await client.query("BEGIN");
+      const version = await migrateLocked(db.label, client, now);
+      await client.query("COMMIT");
+      return version;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {
+        broken = true; // the connection is gone, and its session lock with it
+      });
     }
-    return PG_SCHEMA_VERSION;
-  });
+  } catch (err) {
+    throw pgStoreError(db.label, err);
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** The migration itself, in the caller's transaction, under the lock. */
+async function migrateLocked(label: string, client: PoolClient, now: number): Promise<number> {
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (
+       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
+  );
+  const at =
+    ((await client.query("SELECT max(version) AS v FROM schema_migrations")).rows[0] as { v: number | null })
+      .v ?? 0;
+  if (at > PG_SCHEMA_VERSION)
+    throw new StoreError(
+      "schema_too_new",
+      `the PostgreSQL store ${label} is at schema version ${at}, newer than this switchyard knows (${PG_SCHEMA_VERSION}): upgrade switchyard, or use a copy of the database`,
+    );
+  for (const m of PG_MIGRATIONS) {
+    if (m.version <= at) continue;
+    for (const statement of m.statements) await client.query(statement);
+    await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+      m.version,
+      m.name,
+      now,
+    ]);
+  }
+  return PG_SCHEMA_VERSION;
 }

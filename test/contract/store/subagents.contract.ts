@@ -201,6 +201,17 @@ export function subagentsContract(ctx: StoreContext): void {
       });
     });
 
+    it("spawns at once from one run (parallel tool calls) get distinct numbers, within the limits", async () => {
+      const wide = { maxActive: 20, maxPerRun: 5 };
+      const outcomes = await Promise.all(
+        ["a", "b", "c", "d", "e", "f", "g"].map((x) => store.subagents.spawn(spawn(`sub_${x}`), wide, T0)),
+      );
+      expect(outcomes.filter((o) => o.status === "spawned")).toHaveLength(5);
+      expect(outcomes.filter((o) => o.status === "too_many_in_run")).toHaveLength(2);
+      const keys = (await store.subagents.listForParent(PARENT)).map((c) => c.childSessionKey);
+      expect(keys).toEqual([1, 2, 3, 4, 5].map((n) => `agent:main:sub:${PARENT}:${n}`));
+    });
+
     it("records a wait deadline for the named children of the parent only", async () => {
       await store.subagents.spawn(spawn("sub_a"), limits, T0);
       await store.subagents.spawn(spawn("sub_x", { parentSessionKey: "other" }), limits, T0);
