@@ -40,4 +40,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "hooks", load: async () => (await import("./hooks.js")).hooksBench },
   { id: "parallel-tools", load: async () => (await import("./parallel-tools.js")).parallelTools },
   { id: "subagent-fanout", load: async () => (await import("./subagent-fanout.js")).subagentFanout },
+  { id: "pg-store", load: async () => (await import("./pg-store.js")).pgStore },
 ];

@@ -10,6 +10,8 @@ import type { Config } from "../config/schema.js";
 import { defaultTemplateDir, seedWorkspace } from "../harness/memory/workspace.js";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import type { Store } from "../store/types.js";
+import { type Clock, systemClock } from "../util/clock.js";
+import { checkWorkspaceMarker } from "./workspace-marker.js";
 import type { Logger } from "../util/logger.js";
 import { type SecretList, redactSecrets } from "../util/redact.js";
 
@@ -20,6 +22,8 @@ export interface StateSetup {
   logger: Logger;
   secrets?: SecretList;
   wrapStore?: (store: Store) => Store;
+  /** For the workspace check's short wait (default the system clock). */
+  clock?: Clock;
 }
 
 /** Checks and prepares the folders, then opens the store (registered for closing). */
@@ -52,5 +56,8 @@ export async function openState(
         });
   const store = options.wrapStore ? options.wrapStore(opened) : opened;
   onOpened("store", () => store.close());
+  // Nodes on several machines must all see one workspace folder.
+  if (settings.engine === "postgres")
+    await checkWorkspaceMarker(store, workspaceDir, options.clock ?? systemClock);
   return { workspaceDir, store };
 }

@@ -17,6 +17,7 @@
  * session's intake: the one process hosting its channel account). See listMailbox,
  * TranscriptRepo and groupContext; claimDue's chat order needs no cursor.
  */
+import type { ClusterRepo } from "./repos/cluster-repo.js";
 import type { ChatTarget } from "../channels/types.js";
 import type { AuthProfileRepo } from "./repos/auth-profile-repo.js";
 import type { CronRepo } from "./repos/cron-repo.js";
@@ -89,6 +90,8 @@ export interface Store {
   learnings: LearningRepo;
   /** Streaming previews' messages, so a turn redone after a crash takes its preview over. */
   previews: PreviewRepo;
+  /** Facts the nodes sharing the database agree on, set once (the workspace's id). */
+  cluster: ClusterRepo;
   /** Sub-agent children: their parent link, state and result. */
   subagents: SubagentRepo;
   /** See CommitTurn. */

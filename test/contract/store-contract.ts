@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/types.js";
 import { assignmentsContract } from "./store/assignments.contract.js";
 import { authProfilesContract } from "./store/auth-profiles.contract.js";
+import { clusterContract } from "./store/cluster.contract.js";
 import { commitTurnContract } from "./store/commit-turn.contract.js";
 import { cronContract } from "./store/cron.contract.js";
 import { wakesContract } from "./store/wakes.contract.js";
@@ -57,6 +58,7 @@ export function runStoreContract(
     wakesContract(ctx);
     previewsContract(ctx);
     subagentsContract(ctx);
+    clusterContract(ctx);
     assignmentsContract(ctx);
   });
 }

@@ -3,8 +3,12 @@
  * real OpenAI SDK against the model simulator, people over HTTP: a conversation is answered and
  * kept in the database (a restarted gateway with another home folder continues it: nothing of
  * it lives on the node); two gateways on one database answer their own people, each message
- * once; helpers fan out and their results wake the parent once.
+ * once; a node with its own workspace folder instead of the shared one refuses to start; helpers
+ * fan out and their results wake the parent once.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelSimulator, type ScriptedTurn, type SimulatedRequest } from "../fakes/model-simulator.js";
 import { type TestPostgres, startPostgres } from "../helpers/postgres.js";
@@ -52,14 +56,18 @@ describe("the gateway on PostgreSQL", () => {
     await server?.stop();
   });
 
-  const config = (url: string) => ({
+  /** One database and one workspace folder: what the nodes of a cluster share. */
+  const config = (url: string, workspace: string) => ({
     ...simulatorConfig(sim, "openai"),
+    agent: { ...simulatorConfig(sim, "openai").agent, workspace },
     store: { engine: "postgres", url, poolSize: 4 },
   });
+  const folder = () => mkdtempSync(join(tmpdir(), "sy-shared-ws-"));
 
   it("answers, keeps the conversation in the database, and a gateway started elsewhere continues it", async () => {
     const url = await server.createDatabase("chat");
-    const first = await startTestGateway(config(url));
+    const shared = folder();
+    const first = await startTestGateway(config(url, shared));
     try {
       const r = await first.chat("ann", "the sky is green");
       expect(r.body.replies?.[0]?.text).toBe("you said: the sky is green");
@@ -67,7 +75,7 @@ describe("the gateway on PostgreSQL", () => {
       await first.stop();
     }
     // Another home folder: only the database carries the session over.
-    const second = await startTestGateway(config(url));
+    const second = await startTestGateway(config(url, shared));
     try {
       const from = sim.requests.length;
       const r = await second.chat("ann", "what did I say?");
@@ -88,7 +96,11 @@ describe("the gateway on PostgreSQL", () => {
 
   it("two gateways on one database answer their own people, each message once", async () => {
     const url = await server.createDatabase("two");
-    const [a, b] = await Promise.all([startTestGateway(config(url)), startTestGateway(config(url))]);
+    const shared = folder();
+    const [a, b] = await Promise.all([
+      startTestGateway(config(url, shared)),
+      startTestGateway(config(url, shared)),
+    ]);
     try {
       const asked = await Promise.all(
         Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).chat(`p${i % 4}`, `message ${i}`)),
@@ -103,9 +115,19 @@ describe("the gateway on PostgreSQL", () => {
     }
   });
 
+  it("a node whose workspace is not the shared folder refuses to start, naming it", async () => {
+    const url = await server.createDatabase("workspace");
+    const first = await startTestGateway(config(url, folder()));
+    await first.stop();
+    const local = folder();
+    await expect(startTestGateway(config(url, local))).rejects.toThrow(
+      `the workspace ${local} is not the one the other nodes use: it has no .switchyard-workspace`,
+    );
+  });
+
   it("helpers fan out on PostgreSQL and their results wake the parent once", async () => {
     const url = await server.createDatabase("helpers");
-    const gw = await startTestGateway(config(url));
+    const gw = await startTestGateway(config(url, folder()));
     try {
       const r = await gw.chat("bob", "fan out please");
       expect(r.body.replies?.[0]?.text).toBe("asked 3 helpers");

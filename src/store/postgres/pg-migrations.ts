@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL schema's versions, applied once each, in order, under one transaction-scoped
  * advisory lock: several nodes starting together migrate once, the others wait and find it
- * done. Version 1 is the whole schema of SQLite's version 16 (no PostgreSQL database existed
+ * done. Version 1 is the whole schema of SQLite's version 17 (no PostgreSQL database existed
  * before it); each later change is a new version here, like SQLite's. A database at a version
  * newer than this binary knows is refused, naming both.
  */
@@ -24,8 +24,19 @@ export interface PgMigration {
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 1,
-    name: "the schema of SQLite version 16: inbox, outbox, sessions, transcript, runs, usage, leases, pairing, auth profiles, cron, wakes, assignments, learnings, previews, sub-agents",
+    name: "the schema of SQLite version 17: inbox, outbox, sessions, transcript, runs, usage, leases, pairing, auth profiles, cron, wakes, assignments, learnings, previews, sub-agents",
     statements: [...coreSchema, ...queueSchema, ...schedulingSchema, ...assignmentSchema],
+  },
+  {
+    version: 2,
+    name: "cluster_values: facts the nodes agree on, set once (the workspace's id)",
+    statements: [
+      `CREATE TABLE cluster_values (
+         key TEXT PRIMARY KEY,
+         value TEXT NOT NULL,
+         set_at BIGINT NOT NULL
+       )`,
+    ],
   },
 ];
 

@@ -9,6 +9,7 @@ import type { OutboxInsert } from "../repos/outbox-repo.js";
 import type { CommitTurn, Store } from "../types.js";
 import { PgAssignmentRepo, PgLearningRepo } from "./assignment-repo.js";
 import { PgAuthProfileRepo } from "./auth-profile-repo.js";
+import { PgClusterRepo } from "./cluster-repo.js";
 import { PgCronRepo } from "./cron-repo.js";
 import { PgInboxRepo } from "./inbox-repo.js";
 import { PgLeaseRepo } from "./lease-repo.js";
@@ -40,6 +41,7 @@ export class PgStore implements Store {
   readonly leases: PgLeaseRepo;
   readonly previews: PgPreviewRepo;
   readonly subagents: PgSubagentRepo;
+  readonly cluster: PgClusterRepo;
   readonly db: PgDb;
   readonly #schemaVersion: number;
   readonly #redact: (text: string) => string;
@@ -67,6 +69,7 @@ export class PgStore implements Store {
     this.assignments = new PgAssignmentRepo(db);
     this.learnings = new PgLearningRepo(db);
     this.subagents = new PgSubagentRepo(db, this.transcript, this.leases);
+    this.cluster = new PgClusterRepo(db);
   }
 
   async commitTurn(raw: CommitTurn, now: number): Promise<boolean> {

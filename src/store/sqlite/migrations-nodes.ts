@@ -1,6 +1,7 @@
 /**
  * Schema steps for gateways as nodes of a cluster (v17: each owner's heartbeat, the last time it
- * renewed its leases, so a node on another machine can be seen alive or stale), spread into
+ * renewed its leases, so a node on another machine can be seen alive or stale; v18: values the
+ * nodes agree on, such as the shared workspace's id), spread into
  * MIGRATIONS after the sub-agents' (migrations.ts); append only, never edit one that has shipped.
  */
 import type { Migration } from "./migration.js";
@@ -11,5 +12,16 @@ export const NODE_MIGRATIONS: readonly Migration[] = [
     version: 17,
     name: "owners: heartbeat_at, the last lease renewal of each gateway process",
     sql: "ALTER TABLE owners ADD COLUMN heartbeat_at INTEGER;",
+  },
+  {
+    version: 18,
+    name: "cluster_values: facts the nodes agree on, set once (the workspace's id)",
+    sql: `
+      CREATE TABLE cluster_values (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        set_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
   },
 ];

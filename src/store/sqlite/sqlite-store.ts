@@ -21,6 +21,7 @@ import { SqliteWakeRepo } from "./wake-repo.js";
 import { SqliteAssignmentRepo, SqliteLearningRepo } from "./assignment-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
 import { SqliteSubagentRepo } from "./subagent-repo.js";
+import { SqliteClusterRepo } from "./cluster-repo.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
@@ -43,6 +44,7 @@ export class SqliteStore implements Store {
   readonly leases: SqliteLeaseRepo;
   readonly previews: SqlitePreviewRepo;
   readonly subagents: SqliteSubagentRepo;
+  readonly cluster: SqliteClusterRepo;
   readonly #db: Database;
   readonly #path: string;
   readonly #schemaVersion: number;
@@ -86,6 +88,7 @@ export class SqliteStore implements Store {
     this.assignments = new SqliteAssignmentRepo(db, path, this.wakes);
     this.learnings = new SqliteLearningRepo(db, path);
     this.subagents = new SqliteSubagentRepo(db, path, this.transcript, this.leases);
+    this.cluster = new SqliteClusterRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(
       (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => {
