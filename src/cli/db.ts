@@ -14,10 +14,13 @@ import { StoreError } from "../store/store-error.js";
 import { databasePath } from "./open-database.js";
 import { UsageError, parseOrUsage, runSubcommand, subcommandHome } from "./subcommand.js";
 
-const USAGE_LINE = "usage: switchyard db status [--json] | migrate [--config PATH] [--home DIR]";
+const USAGE_LINE =
+  "usage: switchyard db status [--json] | migrate | copy --from sqlite --to postgres [--config PATH] [--home DIR]";
 
 const FLAGS = {
   json: { type: "boolean", default: false },
+  from: { type: "string" },
+  to: { type: "string" },
   config: { type: "string" },
   home: { type: "string" },
 } as const;
@@ -46,9 +49,10 @@ async function db(argv: string[]): Promise<number> {
     USAGE_LINE,
   );
   const [action, extra] = positionals;
-  if (action !== "status" && action !== "migrate")
+  if (action !== "status" && action !== "migrate" && action !== "copy")
     throw new UsageError(action ? `unknown action "${action}"` : "missing action", USAGE_LINE);
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`, USAGE_LINE);
+  if (action === "copy") return copy(values);
   const { config, home } = subcommandHome(`db ${action}`, values, action === "status");
   const before = await statusOf(config, home);
   if (action === "status") {
@@ -66,6 +70,29 @@ async function db(argv: string[]): Promise<number> {
     after === before.version
       ? `${before.where}: already at schema version ${after}\n`
       : `${before.where}: migrated from schema version ${before.version} to ${after}\n`,
+  );
+  return 0;
+}
+
+/** `db copy --from sqlite --to postgres`: the home's SQLite file into `store.url`. */
+async function copy(values: { from?: string; to?: string; config?: string; home?: string }): Promise<number> {
+  if (values.from !== "sqlite" || values.to !== "postgres")
+    throw new UsageError("copy goes --from sqlite --to postgres (the only direction there is)", USAGE_LINE);
+  const { config, home } = subcommandHome("db copy", values);
+  const url = config.store.url;
+  if (url === undefined)
+    throw new UsageError(
+      "store.url is not set: name the PostgreSQL database to copy into in the configuration",
+      USAGE_LINE,
+    );
+  const { copySqliteToPostgres } = await import("./db-copy.js");
+  const report = await copySqliteToPostgres(databasePath(home), url);
+  const { labelOf } = await import("../store/postgres/pg-db.js");
+  const tables = Object.entries(report.tables)
+    .map(([t, n]) => `${t} ${n}`)
+    .join(", ");
+  process.stdout.write(
+    `copied ${report.rows} rows from ${databasePath(home)} to ${labelOf(url)}${tables ? `: ${tables}` : ""}\nset store.engine: postgres to run the gateway on it\n`,
   );
   return 0;
 }

@@ -34,8 +34,9 @@ commands:
   tools     list [--channel C] [--group] [--json]: what a turn there is offered (tools: policy)
   mcp       list [--json]: each MCP server (mcp.servers), started once: its state and tools
   hooks     list [--json]: each hook by event (built-in command guard first), its last outcome
-  db        status [--json] | migrate: the store (SQLite or PostgreSQL, store.engine), its schema
-            version against this binary's, and bringing it up to date
+  db        status [--json] | migrate | copy --from sqlite --to postgres: the store (SQLite or
+            PostgreSQL, store.engine), its schema version against this binary's, bringing it up to
+            date, and moving a home's SQLite state into an empty PostgreSQL database
   help      show this text
   version   print the version (also --version)
 
