@@ -93,6 +93,18 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let stopped = false;
+  // A test process that ends without stop() (a crash, a timeout) must not leave a server behind.
+  const onExit = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      runPg(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
+    } catch {
+      // Already gone.
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", onExit);
   return {
     url,
     port,
@@ -109,6 +121,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      process.off("exit", onExit);
       try {
         runPg(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
       } finally {
