@@ -33,7 +33,9 @@ function envFor(block: string): NodeJS.ProcessEnv {
           ? "xapp-example"
           : /PORT/.test(name)
             ? "7421"
-            : `${name.toLowerCase()}-value-0123456789`;
+            : /DATABASE_URL/.test(name)
+              ? "postgres://switchyard:secret@127.0.0.1:5432/switchyard"
+              : `${name.toLowerCase()}-value-0123456789`;
   }
   return env;
 }
