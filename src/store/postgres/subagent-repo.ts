@@ -16,6 +16,7 @@ import type {
 } from "../repos/subagent-repo.js";
 import type { PgLeaseRepo } from "./lease-repo.js";
 import type { PgDb, PgRunner } from "./pg-db.js";
+import { spawnedChild } from "../rows/subagent-row.js";
 import { SILENT, type SubagentRow, UNDELIVERED, toSubagent } from "./subagent-rows.js";
 import type { PgTranscriptRepo } from "./transcript-repo.js";
 
@@ -48,29 +49,7 @@ export class PgSubagentRepo implements SubagentRepo {
       const spawned = limits.acrossRuns ? c.seq : c.in_run;
       if (spawned >= limits.maxPerRun) return { status: "too_many_in_run", spawned, limit: limits.maxPerRun };
       const seq = c.seq + 1;
-      const child: Subagent = {
-        id: s.id,
-        parentSessionKey: s.parentSessionKey,
-        parentRunId: s.parentRunId,
-        childSessionKey: `${s.childKeyPrefix}${s.parentSessionKey}:${seq}`,
-        depth: s.depth,
-        label: s.label,
-        task: s.task,
-        context: s.context,
-        tools: [...s.tools],
-        model: s.model,
-        origin: s.origin,
-        state: "queued",
-        runId: null,
-        result: null,
-        resultPath: null,
-        error: null,
-        deliveredRunId: null,
-        waitDeadline: null,
-        createdAt: now,
-        updatedAt: now,
-        endedAt: null,
-      };
+      const child = spawnedChild(s, seq, now);
       await tx.run(
         `INSERT INTO subagents (id, parent_session_key, parent_run_id, child_session_key, seq, depth, label, task,
            context, tools, model, origin, state, created_at, updated_at)

@@ -12,61 +12,11 @@ import type {
   SpawnLimits,
 } from "../repos/subagent-repo.js";
 import { SILENT_DELIVERY } from "../reasons.js";
+import { type SubagentRow, spawnedChild, toSubagent } from "../rows/subagent-row.js";
 import { guard } from "./errors.js";
 import type { SqliteLeaseRepo } from "./lease-repo.js";
 import { type StatementCache, statementCache } from "./statements.js";
 import type { SqliteTranscriptRepo } from "./transcript-repo.js";
-
-interface SubagentRow {
-  id: string;
-  parent_session_key: string;
-  parent_run_id: string;
-  child_session_key: string;
-  seq: number;
-  depth: number;
-  label: string;
-  task: string;
-  context: string;
-  tools: string;
-  model: string | null;
-  origin: string;
-  state: Subagent["state"];
-  run_id: string | null;
-  result: string | null;
-  result_path: string | null;
-  error: string | null;
-  delivered_run_id: string | null;
-  wait_deadline: number | null;
-  created_at: number;
-  updated_at: number;
-  ended_at: number | null;
-}
-
-function toSubagent(r: SubagentRow): Subagent {
-  return {
-    id: r.id,
-    parentSessionKey: r.parent_session_key,
-    parentRunId: r.parent_run_id,
-    childSessionKey: r.child_session_key,
-    depth: r.depth,
-    label: r.label,
-    task: r.task,
-    context: r.context,
-    tools: JSON.parse(r.tools) as string[],
-    model: r.model,
-    origin: JSON.parse(r.origin) as SubagentOrigin,
-    state: r.state,
-    runId: r.run_id,
-    result: r.result,
-    resultPath: r.result_path,
-    error: r.error,
-    deliveredRunId: r.delivered_run_id,
-    waitDeadline: r.wait_deadline,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    endedAt: r.ended_at,
-  };
-}
 
 const SILENT = SILENT_DELIVERY;
 
@@ -108,29 +58,7 @@ export class SqliteSubagentRepo implements SubagentRepo {
           if (spawned >= limits.maxPerRun)
             return { status: "too_many_in_run", spawned, limit: limits.maxPerRun };
           const seq = c.seq + 1;
-          const child: Subagent = {
-            id: s.id,
-            parentSessionKey: s.parentSessionKey,
-            parentRunId: s.parentRunId,
-            childSessionKey: `${s.childKeyPrefix}${s.parentSessionKey}:${seq}`,
-            depth: s.depth,
-            label: s.label,
-            task: s.task,
-            context: s.context,
-            tools: [...s.tools],
-            model: s.model,
-            origin: s.origin,
-            state: "queued",
-            runId: null,
-            result: null,
-            resultPath: null,
-            error: null,
-            deliveredRunId: null,
-            waitDeadline: null,
-            createdAt: now,
-            updatedAt: now,
-            endedAt: null,
-          };
+          const child = spawnedChild(s, seq, now);
           this.#sql(
             `INSERT INTO subagents (id, parent_session_key, parent_run_id, child_session_key, seq, depth, label, task,
                context, tools, model, origin, state, created_at, updated_at)
