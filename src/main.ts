@@ -77,7 +77,11 @@ async function assemble(
     usage,
   } = await buildModelRouter({ ...options, store, metrics }, onOpened);
 
-  const { pool, lanes } = buildLanes(config, clock, metrics, logger);
+  // This process's instance id: the owner of its session leases, its model-call permits and the
+  // rows it works on.
+  const owner = newId("gw");
+  const { pool, lanes, permits } = buildLanes(config, clock, metrics, logger, { store, owner });
+  if (permits) onOpened("cluster permits", () => permits.close());
 
   const channels = new ChannelDirectory();
   const capabilities = await buildCapabilities(
@@ -124,8 +128,6 @@ async function assemble(
     clock,
     logger: logger.child({ name: "gateway.answers" }),
   });
-  // This process's instance id: the owner of its session leases and of the rows it works on.
-  const owner = newId("gw");
   const outbox = new OutboxDispatcher({
     store,
     channelFor: channels.channelFor,
@@ -331,6 +333,9 @@ async function assemble(
         await store.leases
           .retireOwner(owner, clock.now())
           .catch((err: unknown) => logger.warn({ err }, "could not retire this gateway's record"));
+        await permits
+          ?.close()
+          .catch((err: unknown) => logger.warn({ err }, "could not give the cluster permits back"));
         for (const channel of channels.list()) await channel.stop();
         await server.close();
         await simulator?.close();
