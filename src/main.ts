@@ -271,6 +271,8 @@ async function assemble(
     ...(options.liveness ? { liveness: options.liveness } : {}),
   });
   onOpened("owner record", () => store.leases.retireOwner(owner, clock.now()));
+  // A dead gateway's model-call permits are free now too, not only once their lease lapses.
+  if (permits) for (const dead of ownership.retired) await store.permits.releaseOwner(dead);
   const recovered = await gateway.recover();
   // The turns recovery scheduled call the model at once: its SDK loads now, so their calls go out
   // while the channels start rather than after a platform SDK's synchronous load.

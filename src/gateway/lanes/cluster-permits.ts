@@ -152,16 +152,18 @@ export class ClusterPermits {
     this.#clock.clearTimeout(this.#pollTimer);
     this.#clock.clearTimeout(this.#renewTimer);
     this.#pollTimer = this.#renewTimer = undefined;
+    // No withdrawals: releaseOwner below removes every demand in one step.
     for (const p of RANKS)
-      for (const w of [...this.#waiting[p]]) this.#cancel(w, new LaneAbortedError("shutdown"));
+      for (const w of [...this.#waiting[p]]) this.#cancel(w, new LaneAbortedError("shutdown"), false);
     this.#held.clear();
     await this.#repo.releaseOwner(this.#owner);
   }
 
-  #cancel(waiter: Waiter, reason: unknown): void {
+  #cancel(waiter: Waiter, reason: unknown, withdraw = true): void {
     if (waiter.done) return;
     this.#settle(waiter);
     waiter.reject(reason);
+    if (!withdraw) return;
     this.#repo
       .withdraw(this.#owner, waiter.callId)
       .catch((err: unknown) => this.#onError(err, "withdraw a demand"));
@@ -214,10 +216,10 @@ export class ClusterPermits {
           limit: this.#limit,
           reservedForHuman: this.#reserved,
         });
-        if (this.#closed) return;
-        if (waiter.done) {
-          // Aborted while the store answered: give back what that answer wrote.
+        if (this.#closed || waiter.done) {
+          // Aborted (or closed) while the store answered: give back what that answer wrote.
           this.#giveBack(waiter.callId, answer.granted);
+          if (this.#closed) return;
           continue;
         }
         if (!answer.granted) {

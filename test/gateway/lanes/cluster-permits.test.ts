@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClusterPermits } from "../../../src/gateway/lanes/cluster-permits.js";
 import { ClusterSlotPool } from "../../../src/gateway/lanes/cluster-slot-pool.js";
+import { LaneAbortedError } from "../../../src/gateway/lanes/errors.js";
 import { GlobalLane } from "../../../src/gateway/lanes/global-lane.js";
 import type { LanePriority, SlotLease } from "../../../src/gateway/lanes/types.js";
 import { openSqliteStore } from "../../../src/store/sqlite/open-sqlite-store.js";
@@ -196,6 +197,25 @@ describe("ClusterPermits", () => {
     await clock.advanceAsync(POLL);
     await flush();
     expect(waiting.lease).not.toBeNull();
+  });
+
+  it("close fails the waiting calls and removes every row of this process from the store", async () => {
+    const a = node("gw_a");
+    const held = track(a, "normal");
+    await flush();
+    const waiting = track(a, "human");
+    await flush();
+    expect(held.lease).not.toBeNull();
+    expect((await store.permits.census(clock.now())).demands.human).toBe(1);
+    await a.close();
+    await flush();
+    expect(waiting.error).toBeInstanceOf(LaneAbortedError);
+    expect(await store.permits.census(clock.now())).toEqual({
+      permits: {},
+      demands: { human: 0, normal: 0, background: 0 },
+    });
+    held.lease?.release(); // after close: nothing to give back, nothing thrown
+    await expect(a.acquire("human", new AbortController().signal)).rejects.toBeInstanceOf(LaneAbortedError);
   });
 
   it("as a pool: a local slot, then a permit; an abort while waiting for the permit gives the slot back", async () => {
