@@ -78,7 +78,11 @@ async function assemble(
     usage,
   } = await buildModelRouter({ ...options, store, metrics }, onOpened);
 
-  const { pool, lanes } = buildLanes(config, clock, metrics, logger);
+  // This process's instance id: the owner of its session leases, its model-call permits and the
+  // rows it works on.
+  const owner = newId("gw");
+  const { pool, lanes, permits } = buildLanes(config, clock, metrics, logger, { store, owner });
+  if (permits) onOpened("cluster permits", () => permits.close());
 
   const channels = new ChannelDirectory();
   const capabilities = await buildCapabilities(
@@ -125,8 +129,6 @@ async function assemble(
     clock,
     logger: logger.child({ name: "gateway.answers" }),
   });
-  // This process's instance id: the owner of its session leases and of the rows it works on.
-  const owner = newId("gw");
   const outbox = new OutboxDispatcher({
     store,
     channelFor: channels.channelFor,
@@ -279,6 +281,8 @@ async function assemble(
     ...(options.liveness ? { liveness: options.liveness } : {}),
   });
   onOpened("owner record", () => store.leases.retireOwner(owner, clock.now()));
+  // A dead gateway's model-call permits are free now too, not only once their lease lapses.
+  if (permits) for (const dead of ownership.retired) await store.permits.releaseOwner(dead);
   const recovered = await gateway.recover();
   // The turns recovery scheduled call the model at once: its SDK loads now, so their calls go out
   // while the channels start rather than after a platform SDK's synchronous load.
@@ -359,6 +363,9 @@ async function assemble(
         await store.leases
           .retireOwner(owner, clock.now())
           .catch((err: unknown) => logger.warn({ err }, "could not retire this gateway's record"));
+        await permits
+          ?.close()
+          .catch((err: unknown) => logger.warn({ err }, "could not give the cluster permits back"));
         for (const channel of channels.list()) await channel.stop();
         await server.close();
         await simulator?.close();
