@@ -115,6 +115,56 @@ describe("the gateway on PostgreSQL", () => {
     }
   });
 
+  it("the server going away: intake refuses naming the store, a turn's commit waits for it; once back, all answered once", async () => {
+    const url = await server.createDatabase("away");
+    let failedCommits = 0;
+    const gw = await startTestGateway(config(url, folder()), {
+      wrapStore: (store) =>
+        Object.assign(Object.create(store) as typeof store, {
+          commitTurn: (...args: Parameters<typeof store.commitTurn>) =>
+            store.commitTurn(...args).catch((err: unknown) => {
+              failedCommits++;
+              throw err;
+            }),
+        }),
+    });
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      expect((await gw.chat("cy", "message 1")).body.replies?.[0]?.text).toBe("you said: message 1");
+      // A turn at its model call when the server goes away: its answer exists only in memory.
+      sim.setDefault(async (r) => {
+        if (lastUser(r).includes("message 4")) await held;
+        return responder(r);
+      });
+      const from = sim.requests.length;
+      const midTurn = gw.chat("dee", "message 4");
+      await until(() => sim.requests.length > from, "dee's model call");
+      await server.pause();
+      const refused = await gw.chat("cy", "message 2", "m2");
+      expect(refused.status).toBe(503);
+      expect(JSON.stringify(refused.body)).toContain(
+        `the PostgreSQL store at 127.0.0.1:${server.port}/away is unreachable`,
+      );
+      release();
+      await until(() => failedCommits > 0, "a commit refused while the server is away");
+      await server.resume();
+      // The turn's commit is retried with backoff and lands; the client resends the refused message.
+      expect((await midTurn).body.replies?.[0]?.text).toBe("you said: message 4");
+      const again = await gw.chat("cy", "message 2", "m2");
+      expect(again.body.replies?.[0]?.text).toBe("you said: message 2");
+      expect((await gw.chat("cy", "message 3")).body.replies?.[0]?.text).toBe("you said: message 3");
+      const runs = await gw.running.store.usage.summarize({ since: 0, by: "session" });
+      expect(runs.reduce((n, r) => n + r.calls, 0)).toBe(4);
+    } finally {
+      release();
+      sim.setDefault(responder);
+      await gw.stop();
+    }
+  }, 60_000);
+
   it("a node whose workspace is not the shared folder refuses to start, naming it", async () => {
     const url = await server.createDatabase("workspace");
     const first = await startTestGateway(config(url, folder()));

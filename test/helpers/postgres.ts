@@ -22,6 +22,10 @@ export interface TestPostgres {
   port: number;
   /** A fresh, empty database on the cluster; its URL. */
   createDatabase(name?: string): Promise<string>;
+  /** Stops the server (fast shutdown: clients are disconnected) and keeps its data: the server went away. */
+  pause(): Promise<void>;
+  /** Starts a paused server again on the same port, with its data. */
+  resume(): Promise<void>;
   /** Stops the server and deletes its folder; idempotent. */
   stop(): Promise<void>;
 }
@@ -73,19 +77,21 @@ export async function startPostgres(): Promise<TestPostgres> {
   const data = join(dir, "data");
   runPg(join(bin, "initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   let port = 0;
+  const start = () =>
+    runPg(join(bin, "pg_ctl"), [
+      "-D",
+      data,
+      "-l",
+      join(dir, "server.log"),
+      "-w",
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+      "start",
+    ]);
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
     try {
-      runPg(join(bin, "pg_ctl"), [
-        "-D",
-        data,
-        "-l",
-        join(dir, "server.log"),
-        "-w",
-        "-o",
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
-        "start",
-      ]);
+      start();
       break;
     } catch (err) {
       if (attempt >= 2) throw err; // the port was taken between the probe and the start
@@ -117,6 +123,12 @@ export async function startPostgres(): Promise<TestPostgres> {
         await client.end();
       }
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    async pause() {
+      runPg(join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"]);
+    },
+    async resume() {
+      start();
     },
     async stop() {
       if (stopped) return;
