@@ -25,10 +25,22 @@ export interface PollRecord {
   updateIds: number[];
 }
 
+/** A message the bot sent (sendMessage answered ok), and which process sent it. */
+export interface SentRecord {
+  life: string;
+  /** When the fake's answer came back through the proxy (driver clock, ms). */
+  atMs: number;
+  chatId: number;
+  messageId: number;
+  text: string;
+}
+
 /** The proxy and its records. `start()`, give each process `rootFor(life)`, `close()`. */
 export class PollRecorder {
   /** Every getUpdates request, in arrival order. */
   readonly polls: PollRecord[] = [];
+  /** Every message sent through the proxy, in answer order. */
+  readonly sent: SentRecord[] = [];
   readonly #upstream: URL;
   readonly #now: () => number;
   readonly #open = new Set<ServerResponse>();
@@ -98,6 +110,7 @@ export class PollRecorder {
             record.status = answer.statusCode;
             record.updateIds = updateIdsOf(body);
           }
+          if (/\/sendMessage\b/i.test(path)) this.#noteSent(life, body);
           this.#open.delete(res);
           if (res.destroyed) return;
           res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -110,13 +123,34 @@ export class PollRecorder {
       this.#open.delete(res);
       res.destroy();
     });
-    // The client went away (a SIGKILLed process): end the poll at the fake too.
+    // The client went away (a SIGKILLed process): its long poll ends at the fake too.
     res.on("close", () => {
       this.#open.delete(res);
       if (record && record.closeMs === undefined) record.closeMs = this.#now();
-      if (!upstream.writableEnded || !res.writableFinished) upstream.destroy();
+      // Only a poll is ended: a write the process sent is carried out (and recorded) regardless.
+      if (record && !res.writableFinished) upstream.destroy();
     });
     req.pipe(upstream);
+  }
+
+  #noteSent(life: string, body: Buffer): void {
+    try {
+      const parsed = JSON.parse(body.toString()) as {
+        ok?: boolean;
+        result?: { message_id: number; chat: { id: number }; text?: string };
+      };
+      const m = parsed.ok ? parsed.result : undefined;
+      if (m)
+        this.sent.push({
+          life,
+          atMs: this.#now(),
+          chatId: m.chat.id,
+          messageId: m.message_id,
+          text: m.text ?? "",
+        });
+    } catch {
+      // Not a message.
+    }
   }
 }
 
