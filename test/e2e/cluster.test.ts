@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConversation } from "../../src/simulator/conversation.js";
 import { ManualClock } from "../../src/util/clock.js";
+import { between, seededRandom } from "../chaos/kill-plan.js";
 import { ModelSimulator, type SimulatedRequest } from "../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../fakes/telegram-bot-api.js";
 import { type TestPostgres, startPostgres } from "../helpers/postgres.js";
@@ -35,6 +36,8 @@ const FIRST_USER = 5000;
 const CHATS = 10;
 const PER_CHAT = 30;
 const LEASE_TTL_MS = 3_000;
+/** The chaos plan's seed (CLUSTER_SEED overrides it). */
+const SEED = Number(process.env.CLUSTER_SEED ?? 27);
 
 /** What the built-in simulator answers to a person's text. */
 const simulated = (text: string) => `Simulated reply (no model API key is configured): you said "${text}".`;
@@ -136,26 +139,31 @@ describe("a cluster of gateways on one PostgreSQL", () => {
           await pause(chaosDone ? 20 : 150);
         }
       })();
+      // The plan: SIGKILL the poller, another node, SIGSTOP the poller past its lease, then three
+      // more kills; the gaps and the "other" node are drawn from a seeded random source.
+      const random = seededRandom(SEED);
+      const pick = (from: ClusterNode[]) => from[between(random, 0, from.length - 1)] as ClusterNode;
+      const others = () => nodes.filter((n) => n !== poller());
       const chaos = (async () => {
-        await pause(2_000);
-        await killAndRestart(poller() ?? (nodes[0] as ClusterNode), "the poller");
-        await pause(1_500);
-        const other = nodes.find((n) => n !== poller()) as ClusterNode;
-        await killAndRestart(other, "not the poller");
-        await pause(1_500);
+        notes.push(`seed ${SEED}`);
+        await pause(between(random, 1_500, 2_500));
+        await killAndRestart(poller() ?? pick(nodes), "the poller");
+        await pause(between(random, 800, 2_000));
+        await killAndRestart(pick(others()), "not the poller");
+        await pause(between(random, 800, 2_000));
         // Stopped past its lease: another node must take over polling (and its sessions).
-        const stopped = poller() ?? (nodes[1] as ClusterNode);
+        const stopped = poller() ?? pick(nodes);
         notes.push(`${now()} ms: SIGSTOP ${stopped.name}`);
         stopped.stop(now());
         await pause(LEASE_TTL_MS + 2_000);
         notes.push(`${now()} ms: SIGCONT ${stopped.name}`);
         stopped.resume(now());
-        await pause(1_500);
-        await killAndRestart(poller() ?? (nodes[2] as ClusterNode), "the poller");
-        await pause(2_000);
-        await killAndRestart(poller() ?? (nodes[0] as ClusterNode), "the poller");
-        await pause(1_000);
-        await killAndRestart(nodes.find((n) => n !== poller()) as ClusterNode, "not the poller");
+        await pause(between(random, 800, 2_000));
+        await killAndRestart(poller() ?? pick(nodes), "the poller");
+        await pause(between(random, 800, 2_000));
+        await killAndRestart(poller() ?? pick(nodes), "the poller");
+        await pause(between(random, 800, 2_000));
+        await killAndRestart(pick(others()), "not the poller");
       })().finally(() => {
         chaosDone = true;
       });
