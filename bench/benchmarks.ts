@@ -41,4 +41,5 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "parallel-tools", load: async () => (await import("./parallel-tools.js")).parallelTools },
   { id: "subagent-fanout", load: async () => (await import("./subagent-fanout.js")).subagentFanout },
   { id: "pg-store", load: async () => (await import("./pg-store.js")).pgStore },
+  { id: "cluster-permits", load: async () => (await import("./cluster-permits.js")).clusterPermitsBench },
 ];

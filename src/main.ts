@@ -22,6 +22,7 @@ import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
 import { claimOwnership } from "./gateway/owners.js";
 import { scheduleClaimable, takeOver } from "./gateway/recovery.js";
 import { Router } from "./gateway/router.js";
+import { ResourceLeases } from "./gateway/resource-leases.js";
 import { SessionLeases } from "./gateway/session-leases.js";
 import { statusSnapshot } from "./gateway/status-snapshot.js";
 import { TurnRunner } from "./gateway/turn-runner.js";
@@ -77,7 +78,11 @@ async function assemble(
     usage,
   } = await buildModelRouter({ ...options, store, metrics }, onOpened);
 
-  const { pool, lanes } = buildLanes(config, clock, metrics, logger);
+  // This process's instance id: the owner of its session leases, its model-call permits and the
+  // rows it works on.
+  const owner = newId("gw");
+  const { pool, lanes, permits } = buildLanes(config, clock, metrics, logger, { store, owner });
+  if (permits) onOpened("cluster permits", () => permits.close());
 
   const channels = new ChannelDirectory();
   const capabilities = await buildCapabilities(
@@ -124,8 +129,6 @@ async function assemble(
     clock,
     logger: logger.child({ name: "gateway.answers" }),
   });
-  // This process's instance id: the owner of its session leases and of the rows it works on.
-  const owner = newId("gw");
   const outbox = new OutboxDispatcher({
     store,
     channelFor: channels.channelFor,
@@ -136,6 +139,14 @@ async function assemble(
     maxAttempts: config.outbox.maxAttempts,
     ownership: { owner, ttlMs: config.gateway.leaseTtlMs, hosted: () => channels.hosted() },
   });
+  // Duties one node runs at a time (a bot's long polling, a Discord connection, the heartbeat).
+  const resources = new ResourceLeases({
+    store,
+    owner,
+    ttlMs: config.gateway.leaseTtlMs,
+    clock,
+    logger: logger.child({ name: "gateway.leases" }),
+  });
   const leases = new SessionLeases({
     store,
     owner,
@@ -143,6 +154,7 @@ async function assemble(
     clock,
     logger: logger.child({ name: "gateway.leases" }),
     onLost: (sessionKey) => lanes.abortRunning(sessionKey, "evicted"),
+    onRenewed: (stillHeld) => resources.renewed(stillHeld),
     onSweep: async () => {
       await takeOver({ store, clock, logger, metrics });
       if (intake.on) await scheduleClaimable({ store, clock, scheduler, owner, lanes });
@@ -269,6 +281,8 @@ async function assemble(
     ...(options.liveness ? { liveness: options.liveness } : {}),
   });
   onOpened("owner record", () => store.leases.retireOwner(owner, clock.now()));
+  // A dead gateway's model-call permits are free now too, not only once their lease lapses.
+  if (permits) for (const dead of ownership.retired) await store.permits.releaseOwner(dead);
   const recovered = await gateway.recover();
   // The turns recovery scheduled call the model at once: its SDK loads now, so their calls go out
   // while the channels start rather than after a platform SDK's synchronous load.
@@ -277,13 +291,29 @@ async function assemble(
   onOpened("http server", () => server.close());
   for (const channel of channels.list()) {
     onOpened(`channel ${channel.name}:${channel.accountId}`, () => channel.stop());
-    await channel.start(router);
+    if (!channel.exclusive) {
+      await channel.start(router);
+      continue;
+    }
+    // Only the node holding the connection's lease runs it (and sends its replies).
+    await resources.want(channel.exclusive, {
+      start: async () => {
+        channels.setHeld(channel, true);
+        await channel.start(router);
+        // A takeover: the dead holder's unsent replies are this node's to send now.
+        if (gateway.ready) outbox.kick();
+      },
+      stop: async () => {
+        channels.setHeld(channel, false);
+        await channel.stop();
+      },
+    });
   }
   gateway.open();
   leases.start();
   onOpened("session leases", () => leases.stop());
   // Turn sources (heartbeat, cron) start last, once intake is open.
-  await capabilities.start({ turns, events });
+  await capabilities.start({ turns, events, resources });
   logger.info(
     {
       url: server.url,
@@ -324,6 +354,8 @@ async function assemble(
           logger.warn({ err, capability: name }, "a capability did not stop cleanly"),
         );
         leases.stop();
+        // Exclusive connections and duties end first, so the node taking them over never overlaps.
+        await resources.releaseAll();
         await leases
           .releaseIdle()
           .catch((err: unknown) => logger.warn({ err }, "could not give leases back"));
@@ -331,6 +363,9 @@ async function assemble(
         await store.leases
           .retireOwner(owner, clock.now())
           .catch((err: unknown) => logger.warn({ err }, "could not retire this gateway's record"));
+        await permits
+          ?.close()
+          .catch((err: unknown) => logger.warn({ err }, "could not give the cluster permits back"));
         for (const channel of channels.list()) await channel.stop();
         await server.close();
         await simulator?.close();

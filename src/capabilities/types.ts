@@ -13,6 +13,7 @@ import type { GatewayEvents } from "../gateway/events.js";
 import type { LaneQueue } from "../gateway/lanes/lane-queue.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
 import type { TurnRunner } from "../gateway/turn-runner.js";
+import type { ResourceLeases } from "../gateway/resource-leases.js";
 import type { TurnHooks } from "../harness/hooks.js";
 import type { UsageMeter } from "../harness/models/usage-meter.js";
 import type { ToolSource } from "../harness/tools/tool-source.js";
@@ -47,6 +48,8 @@ export interface CapabilityContext {
 export interface CapabilityRuntime {
   turns: TurnRunner;
   events: GatewayEvents;
+  /** Duties one node of a cluster runs at a time (the heartbeat): run them under a resource lease. */
+  resources?: ResourceLeases;
 }
 
 /** A built capability: what it adds to every turn and what it runs in the background. */

@@ -176,8 +176,12 @@ export type AcceptResult =
 
 /** A platform connection's state, as `status` shows it. */
 export interface ChannelHealth {
-  /** `stopped` with a detail: the channel cannot run until something is fixed (the detail says what). */
-  state: "connected" | "connecting" | "stopped";
+  /**
+   * `stopped` with a detail: the channel cannot run until something is fixed (the detail says
+   * what). `standby`: another node of the cluster holds this connection (Channel.exclusive); this
+   * one takes it over if that node stops.
+   */
+  state: "connected" | "connecting" | "stopped" | "standby";
   detail?: string;
 }
 
@@ -192,6 +196,14 @@ export interface Channel {
    * never called for them. Default false: the outbox sends every row.
    */
   readonly deliversOnCommit?: boolean;
+  /**
+   * A connection only one gateway process of a cluster may hold (Telegram long polling: a second
+   * poller gets 409; a Discord bot's gateway connection): the resource lease it runs under, e.g.
+   * `channel:telegram:default`. The channel is started only in the process holding that lease and
+   * stopped when it loses it; elsewhere it hosts nothing (its outbox rows are sent by the holder).
+   * Absent: every process runs it (webhooks, Slack Socket Mode, HTTP).
+   */
+  readonly exclusive?: string;
   /** Connect and start delivering inbound messages to `sink`. */
   start(sink: InboundSink): Promise<void>;
   /** Stop intake and release connections. Idempotent. */

@@ -11,8 +11,11 @@ import { existsSync } from "node:fs";
 import { openSqliteStore } from "../store/sqlite/open-sqlite-store.js";
 import { StoreError } from "../store/store-error.js";
 
-/** Tables that are the schema's own bookkeeping or the target's: never copied. */
-const SKIPPED = new Set(["schema_migrations", "cluster_values"]);
+/**
+ * Tables that are the schema's own bookkeeping or the target's, or leased rows of running
+ * processes (model-call permits and demands): never copied.
+ */
+const SKIPPED = new Set(["schema_migrations", "cluster_values", "model_permits", "permit_demands"]);
 /** Tables whose rows the migration seeds (a counter row): replaced by the source's. */
 const SEEDED = new Set(["cron_version"]);
 

@@ -204,6 +204,13 @@ export function buildConfigSchema<M extends Record<string, ChannelModule>>(modul
       maxConcurrent: z.number().int().min(1).max(256).default(4),
       /** Slots background work (cron, heartbeat) may never take. */
       reservedForHuman: z.number().int().min(0).default(1),
+      /**
+       * Concurrent model calls across every gateway sharing the store (a shared API key's
+       * concurrency), enforced with leased permits in the store, person first across nodes;
+       * `reservedForHuman` applies to it too (at most `clusterMaxConcurrent - 1`). Absent: no
+       * cluster cap and no store query per model call; `maxConcurrent` still caps each node.
+       */
+      clusterMaxConcurrent: z.number().int().min(1).max(100_000).optional(),
     }),
     session: section({
       /** How direct messages map to sessions. */

@@ -26,6 +26,11 @@ export interface SessionLeasesOptions {
   onLost(sessionKey: string): void;
   /** Periodic work after each renewal: takeovers and the queued-session sweep. */
   onSweep(): Promise<void>;
+  /**
+   * Every lease key the renewal extended, sessions' and resources' alike (this owner renews all
+   * its leases in one step): the resource leases' holder learns from it what it still holds.
+   */
+  onRenewed?(stillHeld: ReadonlySet<string>): Promise<void>;
 }
 
 /** A lease this process holds, and what it is used for now. */
@@ -139,6 +144,7 @@ export class SessionLeases {
       logger.error({ sessionKey }, "lost the session's lease (stalled past its TTL?); aborting its turn");
       this.#o.onLost(sessionKey);
     }
+    await this.#o.onRenewed?.(still);
     await this.releaseIdle(Math.floor(ttlMs / 3));
     await this.#o.onSweep();
   }

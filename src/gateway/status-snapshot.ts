@@ -51,6 +51,8 @@ export interface NodeStatus {
   /** The process answering this status. */
   self: boolean;
   sessions: number;
+  /** The connections and duties only it runs (`channel:telegram:default`, `heartbeat:main`). */
+  resources: string[];
   inbox: number;
   outbox: number;
 }
@@ -76,6 +78,7 @@ export async function nodeStatuses(
       alive: beat !== null && now - beat < leaseTtlMs,
       self: o.owner === self,
       sessions: h?.sessions ?? 0,
+      resources: h?.resources ?? [],
       inbox: h?.inbox ?? 0,
       outbox: h?.outbox ?? 0,
     };
@@ -93,7 +96,7 @@ export function nodeLines(nodes: readonly NodeStatus[], now: number): string[] {
     ...nodes.map((n) => {
       const beat =
         n.heartbeatAt === null ? "never" : `${Math.max(0, Math.round((now - n.heartbeatAt) / 1000))} s ago`;
-      return `  ${n.alive ? "alive" : "stale"} ${n.owner}${n.self ? " (this one)" : ""} on ${n.host} pid ${n.pid}: heartbeat ${beat}; holds ${n.sessions} sessions, ${n.inbox} running messages, ${n.outbox} sending replies`;
+      return `  ${n.alive ? "alive" : "stale"} ${n.owner}${n.self ? " (this one)" : ""} on ${n.host} pid ${n.pid}: heartbeat ${beat}; holds ${n.sessions} sessions, ${n.inbox} running messages, ${n.outbox} sending replies${n.resources.length > 0 ? `; runs ${n.resources.join(", ")}` : ""}`;
     }),
   ];
 }
@@ -180,7 +183,9 @@ export async function statusSnapshot(s: StatusSources) {
       error: r.lastError,
       text: r.text.slice(0, 80),
     })),
-    channels: s.channels.list().map((c) => ({ name: c.name, accountId: c.accountId, ...c.health?.() })),
+    channels: s.channels
+      .list()
+      .map((c) => ({ name: c.name, accountId: c.accountId, ...s.channels.health(c) })),
     auth: {
       cooling: coolingProfiles(s.authProfiles?.all() ?? (await store.authProfiles.list()), s.clock.now()),
     },

@@ -18,6 +18,7 @@
  * TranscriptRepo and groupContext; claimDue's chat order needs no cursor.
  */
 import type { ClusterRepo } from "./repos/cluster-repo.js";
+import type { PermitRepo } from "./repos/permit-repo.js";
 import type { ChatTarget } from "../channels/types.js";
 import type { AuthProfileRepo } from "./repos/auth-profile-repo.js";
 import type { CronRepo } from "./repos/cron-repo.js";
@@ -92,6 +93,8 @@ export interface Store {
   previews: PreviewRepo;
   /** Facts the nodes sharing the database agree on, set once (the workspace's id). */
   cluster: ClusterRepo;
+  /** The cluster's model-call permits (`lanes.clusterMaxConcurrent`): leased rows. */
+  permits: PermitRepo;
   /** Sub-agent children: their parent link, state and result. */
   subagents: SubagentRepo;
   /** See CommitTurn. */

@@ -229,6 +229,18 @@ describe("config", () => {
     expect(issues.join()).not.toContain("12345678901234");
   });
 
+  it("lanes.clusterMaxConcurrent: absent by default, a whole number ≥ 1 when set", () => {
+    expect(issuesOf("lanes:\n  clusterMaxConcurrent: 0\n")[0]).toMatch(
+      /^lanes\.clusterMaxConcurrent: found 0, expected at least 1/,
+    );
+    expect(issuesOf("lanes:\n  clusterMaxConcurrent: 1.5\n")[0]).toMatch(/^lanes\.clusterMaxConcurrent: /);
+    expect(parseConfigText("lanes:\n  clusterMaxConcurrent: 2\n", "switchyard.yaml", {}).lanes).toEqual({
+      maxConcurrent: 4,
+      reservedForHuman: 1,
+      clusterMaxConcurrent: 2,
+    });
+  });
+
   it("checks cross-field rules", () => {
     expect(issuesOf("lanes:\n  maxConcurrent: 2\n  reservedForHuman: 2\n")[0]).toMatch(
       /reservedForHuman: found 2, expected fewer than/,

@@ -19,6 +19,7 @@ import { mailboxContract } from "./store/mailbox.contract.js";
 import { outboxContract } from "./store/outbox.contract.js";
 import { ownershipContract } from "./store/ownership.contract.js";
 import { pairingContract } from "./store/pairing.contract.js";
+import { permitsContract } from "./store/permits.contract.js";
 import { previewsContract } from "./store/previews.contract.js";
 import { runsContract } from "./store/runs.contract.js";
 import { sessionsContract, transcriptContract } from "./store/sessions.contract.js";
@@ -59,6 +60,7 @@ export function runStoreContract(
     previewsContract(ctx);
     subagentsContract(ctx);
     clusterContract(ctx);
+    permitsContract(ctx);
     assignmentsContract(ctx);
   });
 }

@@ -74,6 +74,8 @@ interface BotState {
   config: FakeBotConfig;
   updates: UpdateQueue;
   poll: { res: ServerResponse; limit: number; timer: TimerHandle } | undefined;
+  /** Long polls ended by a newer getUpdates (two pollers at once): Telegram's 409 each. */
+  pollConflicts: number;
   webhook: WebhookTarget | undefined;
   /** Per-bot method state: its user, files and commands. */
   context: MethodContext;
@@ -219,6 +221,7 @@ export class FakeTelegramBotApi {
       config: { ...bot },
       updates: new UpdateQueue(),
       poll: undefined,
+      pollConflicts: 0,
       webhook: undefined,
       context,
     });
@@ -331,6 +334,11 @@ export class FakeTelegramBotApi {
   /** Updates queued for the bot and not yet confirmed (or delivered to its webhook). */
   pendingUpdates(token: string): number {
     return this.#bot(token).updates.size;
+  }
+
+  /** How many long polls a newer getUpdates ended with 409 (more than one poller at a time). */
+  pollConflicts(token: string): number {
+    return this.#bot(token).pollConflicts;
   }
 
   /** The highest confirming getUpdates offset so far (0 before any): every lower update_id is gone. */
@@ -473,7 +481,10 @@ export class FakeTelegramBotApi {
   #getUpdates(bot: BotState, params: ApiParams, res: ServerResponse): void {
     if (bot.webhook) throw new BotApiError(409, WEBHOOK_CONFLICT);
     // As on Telegram, a newer request ends the one being held.
-    if (bot.poll) this.#answerPoll(bot, new BotApiError(409, POLL_CONFLICT));
+    if (bot.poll) {
+      bot.pollConflicts++;
+      this.#answerPoll(bot, new BotApiError(409, POLL_CONFLICT));
+    }
     const allowed = arrayParam(params, "allowed_updates");
     if (allowed) bot.updates.setAllowed(allowed);
     bot.updates.confirm(intParam(params, "offset") ?? 0);

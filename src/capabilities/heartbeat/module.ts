@@ -28,8 +28,30 @@ export const heartbeatModule: CapabilityModule<HeartbeatCapability> = {
     let scheduler: HeartbeatScheduler | undefined;
     return {
       tools: heartbeatTools(acks, `agent:${config.agent.id}:heartbeat`),
-      start({ turns }) {
-        scheduler = startHeartbeat(config, { workspaceDir, lanes, turns, store, clock, logger, usage, acks });
+      async start({ turns, resources }) {
+        if (config.heartbeat.everyMs === 0) return;
+        const duty = {
+          start: () => {
+            scheduler?.stop();
+            scheduler = startHeartbeat(config, {
+              workspaceDir,
+              lanes,
+              turns,
+              store,
+              clock,
+              logger,
+              usage,
+              acks,
+            });
+          },
+          stop: () => {
+            scheduler?.stop();
+            scheduler = undefined;
+          },
+        };
+        // In a cluster one node beats: the one holding the heartbeat's lease (another takes over).
+        if (resources) await resources.want(`heartbeat:${config.agent.id}`, duty);
+        else duty.start();
       },
       quiesce: () => scheduler?.stop(),
       stop: () => scheduler?.stop(),

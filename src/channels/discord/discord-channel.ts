@@ -83,6 +83,8 @@ export interface DiscordChannelOptions extends DiscordAccountPlan {
 export class DiscordChannel implements Channel {
   readonly name = "discord" as const;
   readonly accountId: string;
+  /** One gateway connection per bot in a cluster: the node holding this lease runs it. */
+  readonly exclusive: string;
   readonly limits: ChannelLimits;
   readonly #o: DiscordChannelOptions;
   readonly #clock: Clock;
@@ -102,6 +104,7 @@ export class DiscordChannel implements Channel {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
     this.accountId = options.accountId;
+    this.exclusive = `channel:discord:${options.accountId}`;
     this.limits = {
       maxMessageChars: options.maxMessageChars,
       maxLines: options.maxLinesPerMessage,

@@ -84,6 +84,8 @@ const ALLOWED_UPDATES = ["message", "edited_message"] as const;
 export class TelegramChannel implements Channel {
   readonly name = "telegram" as const;
   readonly accountId: string;
+  /** Long polling: one poller per bot in a cluster (Telegram answers a second one 409). Webhooks: every node. */
+  readonly exclusive?: string;
   readonly limits: ChannelLimits = { maxMessageChars: 4096, formatting: "telegram-html" };
   readonly #o: TelegramChannelOptions;
   #grammy: Grammy | undefined;
@@ -104,6 +106,7 @@ export class TelegramChannel implements Channel {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
     this.accountId = options.accountId;
+    if (options.mode === "polling") this.exclusive = `channel:telegram:${options.accountId}`;
     this.#intake = new TelegramIntake({
       ...options,
       rules: {

@@ -14,7 +14,7 @@ import type {
   SessionFence,
   SessionLease,
 } from "../repos/lease-repo.js";
-import { assertLeaseArgs } from "../sqlite/lease-repo.js";
+import { assertLeaseArgs, withResources } from "../leases.js";
 import type { PgDb, PgRunner } from "./pg-db.js";
 
 interface OwnerRow {
@@ -206,9 +206,10 @@ export class PgLeaseRepo implements LeaseRepo {
   }
 
   async ownerHoldings(now: number): Promise<OwnerHoldings[]> {
-    return this.#db.rows<OwnerHoldings>(
+    const holdings = await this.#db.rows<Omit<OwnerHoldings, "resources">>(
       `SELECT owner, sum(s) AS sessions, sum(i) AS inbox, sum(o) AS outbox FROM (
-         SELECT owner, count(*) AS s, 0 AS i, 0 AS o FROM session_leases
+         SELECT owner, count(*) FILTER (WHERE session_key NOT LIKE 'resource:%') AS s, 0 AS i, 0 AS o
+           FROM session_leases
            WHERE owner IS NOT NULL AND lease_until > $1 GROUP BY owner
          UNION ALL SELECT owner, 0, count(*), 0 FROM inbox
            WHERE state = 'running' AND lease_until > $1 GROUP BY owner
@@ -217,6 +218,12 @@ export class PgLeaseRepo implements LeaseRepo {
        ) held WHERE owner IS NOT NULL GROUP BY owner ORDER BY owner COLLATE "C"`,
       [now],
     );
+    const resources = await this.#db.rows<{ owner: string; session_key: string }>(
+      `SELECT owner, session_key FROM session_leases
+       WHERE owner IS NOT NULL AND lease_until > $1 AND session_key LIKE 'resource:%'`,
+      [now],
+    );
+    return withResources(holdings, resources);
   }
 
   async retireOwner(owner: string, now: number): Promise<number> {

@@ -10,6 +10,7 @@ import type { PoolClient } from "pg";
 import { type PgDb, pgStoreError } from "./pg-db.js";
 import { assignmentSchema } from "./schema/assignments.js";
 import { coreSchema } from "./schema/core.js";
+import { permitSchema } from "./schema/permits.js";
 import { queueSchema } from "./schema/queue.js";
 import { schedulingSchema } from "./schema/scheduling.js";
 
@@ -37,6 +38,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
          set_at BIGINT NOT NULL
        )`,
     ],
+  },
+  {
+    version: 3,
+    name: "model_permits, permit_demands: the cluster's model-call cap, leased rows (SQLite v19)",
+    statements: permitSchema,
   },
 ];
 

@@ -10,6 +10,7 @@ import type { CommitTurn, Store } from "../types.js";
 import { PgAssignmentRepo, PgLearningRepo } from "./assignment-repo.js";
 import { PgAuthProfileRepo } from "./auth-profile-repo.js";
 import { PgClusterRepo } from "./cluster-repo.js";
+import { PgPermitRepo } from "./permit-repo.js";
 import { PgCronRepo } from "./cron-repo.js";
 import { PgInboxRepo } from "./inbox-repo.js";
 import { PgLeaseRepo } from "./lease-repo.js";
@@ -42,6 +43,7 @@ export class PgStore implements Store {
   readonly previews: PgPreviewRepo;
   readonly subagents: PgSubagentRepo;
   readonly cluster: PgClusterRepo;
+  readonly permits: PgPermitRepo;
   readonly db: PgDb;
   readonly #schemaVersion: number;
   readonly #redact: (text: string) => string;
@@ -70,6 +72,7 @@ export class PgStore implements Store {
     this.learnings = new PgLearningRepo(db);
     this.subagents = new PgSubagentRepo(db, this.transcript, this.leases);
     this.cluster = new PgClusterRepo(db);
+    this.permits = new PgPermitRepo(db);
   }
 
   async commitTurn(raw: CommitTurn, now: number): Promise<boolean> {

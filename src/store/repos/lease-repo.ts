@@ -95,8 +95,9 @@ export interface LeaseRepo {
   /** Every registered owner, oldest first: the live ones and those that died without retiring. */
   listOwners(): Promise<OwnerRecord[]>;
   /**
-   * What each owner holds unexpired at `now` (session leases, running inbox rows, sending outbox
-   * rows), by owner id; owners holding nothing are left out. For status: which node runs what.
+   * What each owner holds unexpired at `now` (session leases, resource leases, running inbox rows,
+   * sending outbox rows), by owner id; owners holding nothing are left out. For status: which
+   * node runs what.
    */
   ownerHoldings(now: number): Promise<OwnerHoldings[]>;
   /**
@@ -138,8 +139,10 @@ export interface OwnerRecord {
 /** What one owner holds unexpired at a time (LeaseRepo.ownerHoldings). */
 export interface OwnerHoldings {
   owner: string;
-  /** Session leases. */
+  /** Session leases (resource leases not counted). */
   sessions: number;
+  /** Resource leases, by name without the prefix (`channel:telegram:default`), sorted. */
+  resources: string[];
   /** `running` inbox rows. */
   inbox: number;
   /** `sending` outbox rows. */

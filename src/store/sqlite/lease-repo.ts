@@ -15,6 +15,7 @@ import type {
   SessionFence,
   SessionLease,
 } from "../repos/lease-repo.js";
+import { assertLeaseArgs, withResources } from "../leases.js";
 import { guard } from "./errors.js";
 
 interface OwnerRow {
@@ -33,19 +34,6 @@ interface LeaseRow {
   owner: string | null;
   lease_until: number;
   fence: number;
-}
-
-/**
- * Throws TypeError unless `owner` is a non-empty string and `ttlMs` a positive whole number of
- * milliseconds: a lease that cannot be held or never ends is a caller's bug, not a state.
- */
-export function assertLeaseArgs(owner: string, ttlMs: number): void {
-  if (typeof owner !== "string" || owner === "") {
-    throw new TypeError(`lease owner must be a non-empty process instance id, got ${JSON.stringify(owner)}`);
-  }
-  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
-    throw new TypeError(`lease ttlMs must be a whole number of milliseconds > 0, got ${ttlMs}`);
-  }
 }
 
 /**
@@ -83,7 +71,8 @@ export class SqliteLeaseRepo implements LeaseRepo {
   readonly #retireTx: Transaction<(owner: string, now: number) => number>;
   readonly #registerOwner: Statement<[OwnerRow]>;
   readonly #listOwners: Statement<[], OwnerRow>;
-  readonly #holdings: Statement<{ now: number }, OwnerHoldings>;
+  readonly #holdings: Statement<{ now: number }, Omit<OwnerHoldings, "resources">>;
+  readonly #resources: Statement<{ now: number }, { owner: string; session_key: string }>;
 
   constructor(db: Database, path: string) {
     this.#path = path;
@@ -185,13 +174,18 @@ export class SqliteLeaseRepo implements LeaseRepo {
     );
     this.#holdings = db.prepare(
       `SELECT owner, sum(s) AS sessions, sum(i) AS inbox, sum(o) AS outbox FROM (
-         SELECT owner, count(*) AS s, 0 AS i, 0 AS o FROM session_leases
+         SELECT owner, sum(session_key NOT LIKE 'resource:%') AS s, 0 AS i, 0 AS o FROM session_leases
            WHERE owner IS NOT NULL AND lease_until > @now GROUP BY owner
          UNION ALL SELECT owner, 0, count(*), 0 FROM inbox
            WHERE state IN ('received', 'queued', 'running') AND state = 'running' AND lease_until > @now GROUP BY owner
          UNION ALL SELECT owner, 0, 0, count(*) FROM outbox
            WHERE state IN ('pending', 'sending') AND state = 'sending' AND lease_until > @now GROUP BY owner
        ) WHERE owner IS NOT NULL GROUP BY owner ORDER BY owner`,
+    );
+    this.#resources = db.prepare(
+      `SELECT owner, session_key FROM session_leases
+       WHERE owner IS NOT NULL AND lease_until > @now AND session_key LIKE 'resource:%'
+       ORDER BY session_key`,
     );
     this.#renewTx = db.transaction((owner, now, ttlMs) => {
       const until = now + ttlMs;
@@ -267,7 +261,7 @@ export class SqliteLeaseRepo implements LeaseRepo {
   }
 
   async ownerHoldings(now: number): Promise<OwnerHoldings[]> {
-    return guard(this.#path, () => this.#holdings.all({ now }));
+    return guard(this.#path, () => withResources(this.#holdings.all({ now }), this.#resources.all({ now })));
   }
 
   async retireOwner(owner: string, now: number): Promise<number> {

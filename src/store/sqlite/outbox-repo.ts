@@ -14,7 +14,7 @@ import type {
   OutboxState,
 } from "../repos/outbox-repo.js";
 import { guard } from "./errors.js";
-import { assertLeaseArgs } from "./lease-repo.js";
+import { assertLeaseArgs } from "../leases.js";
 import { type OutboxInsertRow, type OutboxRow, toMailboxReply, toOutboxRecord } from "./outbox-row.js";
 
 /** claimDue's parameters: `hosted` is a JSON array of [channel, accountId] pairs, or null for all. */

@@ -22,6 +22,7 @@ import { SqliteAssignmentRepo, SqliteLearningRepo } from "./assignment-repo.js";
 import { SqliteUsageRepo } from "./usage-repo.js";
 import { SqliteSubagentRepo } from "./subagent-repo.js";
 import { SqliteClusterRepo } from "./cluster-repo.js";
+import { SqlitePermitRepo } from "./permit-repo.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
@@ -45,6 +46,7 @@ export class SqliteStore implements Store {
   readonly previews: SqlitePreviewRepo;
   readonly subagents: SqliteSubagentRepo;
   readonly cluster: SqliteClusterRepo;
+  readonly permits: SqlitePermitRepo;
   readonly #db: Database;
   readonly #path: string;
   readonly #schemaVersion: number;
@@ -89,6 +91,7 @@ export class SqliteStore implements Store {
     this.learnings = new SqliteLearningRepo(db, path);
     this.subagents = new SqliteSubagentRepo(db, path, this.transcript, this.leases);
     this.cluster = new SqliteClusterRepo(db, path);
+    this.permits = new SqlitePermitRepo(db, path);
     this.#commitTx = db.transaction((turn: CommitTurn, now: number) => this.#commit(turn, now));
     this.#rejectWithReplyTx = db.transaction(
       (inboxId: number, reason: string, outbox: OutboxInsert[], now: number) => {

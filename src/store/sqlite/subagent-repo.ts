@@ -5,7 +5,6 @@ import type {
   SpawnOutcome,
   Subagent,
   SubagentEnd,
-  SubagentOrigin,
   SubagentRepo,
   SubagentEndCheck,
   SubagentSpawn,

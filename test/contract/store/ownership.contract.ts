@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ChatTarget } from "../../../src/channels/types.js";
+import { resourceLeaseKey } from "../../../src/store/leases.js";
 import type { SessionFence } from "../../../src/store/repos/lease-repo.js";
 import type { ChannelAccount } from "../../../src/store/repos/outbox-repo.js";
 import type { Store } from "../../../src/store/types.js";
@@ -406,14 +407,40 @@ export function ownershipContract(ctx: StoreContext): void {
       const beats = Object.fromEntries((await b.leases.listOwners()).map((o) => [o.owner, o.heartbeatAt]));
       expect(beats).toEqual({ gw_a: T0 + 5, gw_b: T0 });
       expect(await b.leases.ownerHoldings(T0 + 6)).toEqual([
-        { owner: "gw_a", sessions: 2, inbox: 1, outbox: 0 },
-        { owner: "gw_b", sessions: 1, inbox: 0, outbox: 0 },
+        { owner: "gw_a", sessions: 2, resources: [], inbox: 1, outbox: 0 },
+        { owner: "gw_b", sessions: 1, resources: [], inbox: 0, outbox: 0 },
       ]);
       // Past gw_a's renewed leases only gw_b's longer one holds; an owner holding nothing is left out.
       expect(await b.leases.ownerHoldings(T0 + 5 + TTL)).toEqual([
-        { owner: "gw_b", sessions: 1, inbox: 0, outbox: 0 },
+        { owner: "gw_b", sessions: 1, resources: [], inbox: 0, outbox: 0 },
       ]);
       expect(m1.id).toBeGreaterThan(0);
+    });
+
+    it("a resource lease (one poller per bot) is held by one owner, renewed, taken over once expired, listed apart", async () => {
+      const { a, b } = await processes(ctx);
+      const poll = resourceLeaseKey("channel:telegram:default");
+      const beat = resourceLeaseKey("heartbeat:main");
+      const first = await a.leases.acquireSession(poll, "gw_a", T0, TTL);
+      expect(first).toMatchObject({ owner: "gw_a", fence: 1, requeued: 0 });
+      expect(await b.leases.acquireSession(poll, "gw_b", T0 + 1, TTL)).toBeUndefined();
+      await b.leases.acquireSession(beat, "gw_b", T0 + 1, TTL);
+      await hold(b, "s1", "gw_b", T0 + 1, TTL);
+      expect(await a.leases.ownerHoldings(T0 + 2)).toEqual([
+        { owner: "gw_a", sessions: 0, resources: ["channel:telegram:default"], inbox: 0, outbox: 0 },
+        { owner: "gw_b", sessions: 1, resources: ["heartbeat:main"], inbox: 0, outbox: 0 },
+      ]);
+      // Renewal keeps it; the renewal says it is still held, under the same fence.
+      expect((await a.leases.renew("gw_a", T0 + TTL - 1, TTL)).sessions).toEqual([poll]);
+      expect(await b.leases.acquireSession(poll, "gw_b", T0 + TTL + 1, TTL)).toBeUndefined();
+      // gw_a stops renewing (paused, dead): past its lease gw_b takes the bot, under a new fence,
+      // and gw_a's next renewal no longer lists it.
+      const taken = await b.leases.acquireSession(poll, "gw_b", T0 + 2 * TTL, TTL);
+      expect(taken).toMatchObject({ owner: "gw_b", fence: 2 });
+      expect((await a.leases.renew("gw_a", T0 + 2 * TTL + 1, TTL)).sessions).toEqual([]);
+      // A clean release lets the other take it at once.
+      expect(await b.leases.releaseSession(poll, "gw_b", 2, T0 + 2 * TTL + 2)).toEqual({ requeued: 0 });
+      expect(await a.leases.acquireSession(poll, "gw_a", T0 + 2 * TTL + 3, TTL)).toMatchObject({ fence: 3 });
     });
 
     it("requeueExpired takes over only runs whose lease expired", async () => {

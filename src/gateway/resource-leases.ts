@@ -1,0 +1,149 @@
+/**
+ * Duties only one gateway process of a cluster may run at a time: a Telegram bot's long polling
+ * (Telegram answers a second poller with 409), a Discord bot's gateway connection, the heartbeat.
+ * Each is a resource lease in the store (`resource:<name>`, see RESOURCE_LEASE_PREFIX): this
+ * process starts the duty once it holds the lease and stops it as soon as it learns the lease
+ * is gone (renewed with the session leases on their timer, every third of the TTL). A process
+ * that wants a duty it does not hold asks again on every renewal, so when the holder dies (or
+ * stalls past the TTL) another process takes the duty over within `leaseTtlMs` plus one renewal
+ * period; a holder that stops cleanly releases it, and a dead holder on this host is retired at
+ * the next start, both at once. One process alone holds every duty from its first attempt.
+ */
+import { resourceLeaseKey } from "../store/leases.js";
+import type { Store } from "../store/types.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+
+/** What runs while the lease is held. */
+export interface Duty {
+  /** The lease was granted: start the duty. A rejection is logged; the lease stays held. */
+  start(): Promise<void> | void;
+  /** The lease is gone (lost, or released at stop): stop the duty. Must not throw for long. */
+  stop(): Promise<void> | void;
+}
+
+export interface ResourceLeasesOptions {
+  store: Store;
+  /** This process's owner id (`gw_…`). */
+  owner: string;
+  ttlMs: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+interface Wanted {
+  duty: Duty;
+  /** Fence of the lease while held. */
+  fence: number | undefined;
+  /** The duty's start or stop in progress: transitions of one duty never overlap. */
+  change: Promise<void>;
+}
+
+/** Owns the resource leases this process wants and holds, and starts and stops their duties. */
+export class ResourceLeases {
+  readonly #o: ResourceLeasesOptions;
+  readonly #wanted = new Map<string, Wanted>();
+  #stopped = false;
+
+  constructor(options: ResourceLeasesOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Wants the resource `name` for `duty`: takes the lease now if it is free (and starts the
+   * duty, awaited: a duty that fails to start at start-up is the caller's error), else on a
+   * later renewal. Resolves true when this process holds it now.
+   */
+  async want(name: string, duty: Duty): Promise<boolean> {
+    if (this.#wanted.has(name)) throw new Error(`resource ${name} is wanted twice`);
+    const wanted: Wanted = { duty, fence: undefined, change: Promise.resolve() };
+    this.#wanted.set(name, wanted);
+    const got = await this.#o.store.leases.acquireSession(
+      resourceLeaseKey(name),
+      this.#o.owner,
+      this.#o.clock.now(),
+      this.#o.ttlMs,
+    );
+    if (!got) {
+      this.#o.logger.info({ resource: name }, "another node holds this duty; standing by to take it over");
+      return false;
+    }
+    wanted.fence = got.fence;
+    this.#o.logger.debug({ resource: name, fence: got.fence }, "holding a resource lease");
+    await duty.start();
+    return true;
+  }
+
+  /** Whether this process holds `name` as far as it knows (as of its last renewal). */
+  holds(name: string): boolean {
+    return this.#wanted.get(name)?.fence !== undefined;
+  }
+
+  /** The names this process holds, sorted. */
+  held(): string[] {
+    return [...this.#wanted]
+      .filter(([, w]) => w.fence !== undefined)
+      .map(([name]) => name)
+      .sort();
+  }
+
+  /**
+   * After a renewal of this owner's leases (`stillHeld`: every lease key it renewed): stops the
+   * duties whose lease is gone, and asks for the ones not held. Duties start and stop in the
+   * background (each logged if it fails); `settled()` waits for them.
+   */
+  async renewed(stillHeld: ReadonlySet<string>): Promise<void> {
+    if (this.#stopped) return;
+    const { store, owner, ttlMs, clock, logger } = this.#o;
+    for (const [name, wanted] of this.#wanted) {
+      const key = resourceLeaseKey(name);
+      if (wanted.fence !== undefined) {
+        if (stillHeld.has(key)) continue;
+        wanted.fence = undefined;
+        logger.error({ resource: name }, "lost a resource lease (stalled past its TTL?); stopping its duty");
+        this.#change(name, wanted, () => wanted.duty.stop());
+        continue;
+      }
+      const got = await store.leases.acquireSession(key, owner, clock.now(), ttlMs);
+      if (!got || this.#stopped) continue;
+      wanted.fence = got.fence;
+      logger.warn({ resource: name, fence: got.fence }, "took over a duty another node held");
+      this.#change(name, wanted, () => wanted.duty.start());
+    }
+  }
+
+  /** Resolves once every duty's start or stop in progress has ended. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#wanted.values()].map((w) => w.change));
+  }
+
+  /**
+   * Stops every duty this process holds and gives its lease back, so another node takes it over
+   * at once (a clean stop). Idempotent; wants nothing afterwards.
+   */
+  async releaseAll(): Promise<void> {
+    this.#stopped = true;
+    const { store, owner, clock, logger } = this.#o;
+    for (const [name, wanted] of this.#wanted) {
+      const fence = wanted.fence;
+      if (fence === undefined) continue;
+      wanted.fence = undefined;
+      this.#change(name, wanted, () => wanted.duty.stop());
+      await wanted.change;
+      await store.leases
+        .releaseSession(resourceLeaseKey(name), owner, fence, clock.now())
+        .catch((err: unknown) =>
+          logger.warn({ err, resource: name }, "could not give a resource lease back"),
+        );
+    }
+  }
+
+  /** Chains a start or stop after the duty's previous one; a failure is logged, never thrown. */
+  #change(name: string, wanted: Wanted, step: () => Promise<void> | void): void {
+    wanted.change = wanted.change
+      .then(step)
+      .catch((err: unknown) =>
+        this.#o.logger.error({ err, resource: name }, "a duty failed to start or stop"),
+      );
+  }
+}
