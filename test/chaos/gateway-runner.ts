@@ -57,6 +57,8 @@ export interface GatewayLife {
   listening(timeoutMs: number): Promise<number>;
   /** The last 8 KB of its stderr. */
   stderrTail(): string;
+  /** The gateway's own pid once known (for signals other than kill, e.g. SIGSTOP/SIGCONT). */
+  readonly pid: number | undefined;
   /** SIGKILL now; does not wait. */
   kill(): void;
   /**
@@ -162,6 +164,9 @@ export class GatewayRunner {
       },
       get exitStatus() {
         return exitStatus;
+      },
+      get pid() {
+        return gatewayPid;
       },
       stderrTail: () => tail,
       listening: (timeoutMs) =>
