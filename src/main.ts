@@ -154,7 +154,7 @@ async function assemble(
     clock,
     logger: logger.child({ name: "gateway.leases" }),
     onLost: (sessionKey) => lanes.abortRunning(sessionKey, "evicted"),
-    onRenewed: (stillHeld) => resources.renewed(stillHeld),
+    onRenewed: (stillHeld, until) => resources.renewed(stillHeld, until),
     onSweep: async () => {
       await takeOver({ store, clock, logger, metrics });
       if (intake.on) await scheduleClaimable({ store, clock, scheduler, owner, lanes });
@@ -198,6 +198,7 @@ async function assemble(
     answers: waiters,
     pairing: store.pairing,
     previews: store.previews,
+    leaseValid: (name) => resources.valid(name),
     lastTaken: (channel, accountId, since) => store.inbox.lastPerChat(channel, accountId, since, 5_000),
     signals: { reconnected: (channel, accountId) => metrics.channelReconnects.inc({ channel, accountId }) },
     clock,

@@ -357,6 +357,13 @@ export interface ChannelFactoryContext {
    * crash takes its preview message for the answer. Absent: previews live in memory only.
    */
   previews?: PreviewRepo;
+  /**
+   * Whether this process holds the resource lease `name` at this moment by its own clock (its
+   * last grant or renewal has not run out). An exclusive connection asks before each poll, so a
+   * process waking from a stall past its lease polls no more even before its next renewal stops
+   * it. Absent: always true.
+   */
+  leaseValid?(name: string): boolean;
   clock: Clock;
   logger: Logger;
 }

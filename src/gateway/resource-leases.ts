@@ -35,6 +35,8 @@ interface Wanted {
   duty: Duty;
   /** Fence of the lease while held. */
   fence: number | undefined;
+  /** Until when the lease runs as last granted or renewed (epoch ms on this process's clock). */
+  until: number;
   /** The duty's start or stop in progress: transitions of one duty never overlap. */
   change: Promise<void>;
 }
@@ -56,7 +58,7 @@ export class ResourceLeases {
    */
   async want(name: string, duty: Duty): Promise<boolean> {
     if (this.#wanted.has(name)) throw new Error(`resource ${name} is wanted twice`);
-    const wanted: Wanted = { duty, fence: undefined, change: Promise.resolve() };
+    const wanted: Wanted = { duty, fence: undefined, until: 0, change: Promise.resolve() };
     this.#wanted.set(name, wanted);
     const got = await this.#o.store.leases.acquireSession(
       resourceLeaseKey(name),
@@ -69,6 +71,7 @@ export class ResourceLeases {
       return false;
     }
     wanted.fence = got.fence;
+    wanted.until = got.leaseUntil;
     this.#o.logger.debug({ resource: name, fence: got.fence }, "holding a resource lease");
     await duty.start();
     return true;
@@ -77,6 +80,16 @@ export class ResourceLeases {
   /** Whether this process holds `name` as far as it knows (as of its last renewal). */
   holds(name: string): boolean {
     return this.#wanted.get(name)?.fence !== undefined;
+  }
+
+  /**
+   * Whether this process holds `name` right now: held as of its last renewal, and that grant or
+   * renewal has not run out on this process's clock. False from the moment a stall outlasts
+   * the lease, before the next renewal says whether another node took it.
+   */
+  valid(name: string): boolean {
+    const wanted = this.#wanted.get(name);
+    return wanted?.fence !== undefined && this.#o.clock.now() < wanted.until;
   }
 
   /** The names this process holds, sorted. */
@@ -88,17 +101,20 @@ export class ResourceLeases {
   }
 
   /**
-   * After a renewal of this owner's leases (`stillHeld`: every lease key it renewed): stops the
-   * duties whose lease is gone, and asks for the ones not held. Duties start and stop in the
+   * After a renewal of this owner's leases (`stillHeld`: every lease key it renewed, now held
+   * `until`): stops the duties whose lease is gone, and asks for the ones not held. Duties start and stop in the
    * background (each logged if it fails); `settled()` waits for them.
    */
-  async renewed(stillHeld: ReadonlySet<string>): Promise<void> {
+  async renewed(stillHeld: ReadonlySet<string>, until: number): Promise<void> {
     if (this.#stopped) return;
     const { store, owner, ttlMs, clock, logger } = this.#o;
     for (const [name, wanted] of this.#wanted) {
       const key = resourceLeaseKey(name);
       if (wanted.fence !== undefined) {
-        if (stillHeld.has(key)) continue;
+        if (stillHeld.has(key)) {
+          wanted.until = until;
+          continue;
+        }
         wanted.fence = undefined;
         logger.error({ resource: name }, "lost a resource lease (stalled past its TTL?); stopping its duty");
         this.#change(name, wanted, () => wanted.duty.stop());
@@ -107,6 +123,7 @@ export class ResourceLeases {
       const got = await store.leases.acquireSession(key, owner, clock.now(), ttlMs);
       if (!got || this.#stopped) continue;
       wanted.fence = got.fence;
+      wanted.until = got.leaseUntil;
       logger.warn({ resource: name, fence: got.fence }, "took over a duty another node held");
       this.#change(name, wanted, () => wanted.duty.start());
     }

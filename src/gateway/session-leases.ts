@@ -28,9 +28,10 @@ export interface SessionLeasesOptions {
   onSweep(): Promise<void>;
   /**
    * Every lease key the renewal extended, sessions' and resources' alike (this owner renews all
-   * its leases in one step): the resource leases' holder learns from it what it still holds.
+   * its leases in one step), and until when: the resource leases' holder learns from it what it
+   * still holds.
    */
-  onRenewed?(stillHeld: ReadonlySet<string>): Promise<void>;
+  onRenewed?(stillHeld: ReadonlySet<string>, until: number): Promise<void>;
 }
 
 /** A lease this process holds, and what it is used for now. */
@@ -144,7 +145,7 @@ export class SessionLeases {
       logger.error({ sessionKey }, "lost the session's lease (stalled past its TTL?); aborting its turn");
       this.#o.onLost(sessionKey);
     }
-    await this.#o.onRenewed?.(still);
+    await this.#o.onRenewed?.(still, now + ttlMs);
     await this.releaseIdle(Math.floor(ttlMs / 3));
     await this.#o.onSweep();
   }

@@ -20,6 +20,7 @@ import type { GatewayEvents } from "./events.js";
 import { failureNotice } from "./failure-notice.js";
 import type { LaneTaskContext } from "./lanes/types.js";
 import { LaneAbortedError } from "./lanes/errors.js";
+import type { AbortReason } from "./lanes/types.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { replyRows } from "./replies.js";
 import type { SessionLeases } from "./session-leases.js";
@@ -135,6 +136,13 @@ export class TurnRunner {
       );
       if (result.outcome === "aborted" && isShutdown(result.error, lane.signal)) {
         log.info("turn interrupted by shutdown; it will be redone after restart");
+        return;
+      }
+      // The session's lease was lost (this process stalled past its TTL): the session may run
+      // elsewhere now. Nothing of this turn is committed — no failure notice — and its messages,
+      // still `running` under the expired lease, are redone by whoever holds the session next.
+      if (result.outcome === "aborted" && abortReasonOf(result.error, lane.signal) === "evicted") {
+        log.warn("the session's lease was lost mid-turn; its messages are redone under the next lease");
         return;
       }
       const run = runRecordOf(
@@ -320,7 +328,12 @@ export class TurnRunner {
 }
 
 function isShutdown(error: Error | null, signal: AbortSignal): boolean {
+  return abortReasonOf(error, signal) === "shutdown";
+}
+
+/** Why the lane aborted the turn (the signal's reason first), if it did. */
+function abortReasonOf(error: Error | null, signal: AbortSignal): AbortReason | undefined {
   const reason: unknown = signal.reason;
-  if (reason instanceof LaneAbortedError) return reason.reason === "shutdown";
-  return error instanceof LaneAbortedError && error.reason === "shutdown";
+  if (reason instanceof LaneAbortedError) return reason.reason;
+  return error instanceof LaneAbortedError ? error.reason : undefined;
 }

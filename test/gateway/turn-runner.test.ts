@@ -3,6 +3,7 @@
  * real harness against a scripted provider, commit, announce. Every case checks the store and
  * the events; backoffs pass on the ManualClock, never on the wall clock.
  */
+import { LaneAbortedError } from "../../src/gateway/lanes/errors.js";
 import { SystemPrompt } from "../../src/harness/system-prompt.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Channel, ChatTarget, InboundMessage, StreamTarget } from "../../src/channels/types.js";
@@ -341,6 +342,23 @@ describe("TurnRunner", () => {
     expect(await t.store.runs.recent(10)).toHaveLength(1);
     expect(t.provider.requests).toHaveLength(1);
     expect(types(t.seen)).toEqual(["turn_committed", "replies_committed", "turn_ended", "turn_ended"]);
+  });
+
+  it("a turn whose session lease was lost (evicted) commits nothing, no failure notice; the next holder redoes its message", async () => {
+    const t = setup([answer("too late")]);
+    const inboxId = await t.queue("m1");
+    const lost = new AbortController();
+    lost.abort(new LaneAbortedError("evicted"));
+    await t.runner.run(KEY, messageTurn({ collectAll: false, steer: false }), {
+      ...t.lane,
+      signal: lost.signal,
+    });
+    expect(await t.store.outbox.listForInbox(inboxId)).toEqual([]);
+    expect(await t.store.inbox.get(inboxId)).toMatchObject({ state: "running", owner: "gw_test" });
+    expect(types(t.seen)).not.toContain("turn_committed");
+    // Past the lost lease the next holder takes the session and its message back to the queue.
+    const next = await t.store.leases.acquireSession(KEY, "gw_other", t.clock.now() + TTL_MS + 1, TTL_MS);
+    expect(next?.requeued).toBe(1);
   });
 
   it("does nothing while another process holds the session's lease", async () => {

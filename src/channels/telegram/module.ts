@@ -34,6 +34,7 @@ export const telegramModule: ChannelModule<typeof settings> = {
           workspaceDir: ctx.workspaceDir,
           pollTimeoutSeconds: settings.pollTimeoutSeconds,
           commands: ctx.commands,
+          ...(ctx.leaseValid ? { leaseValid: ctx.leaseValid } : {}),
           ...(ctx.previews
             ? { previewLedger: previewLedger(ctx.previews, "telegram", plan.accountId, ctx.clock) }
             : {}),

@@ -31,6 +31,13 @@ export interface TelegramPollerOptions {
   retryBaseMs?: number;
   /** Wait after a 409 conflict (default 30 s). */
   conflictBackoffMs?: number;
+  /**
+   * Asked before each getUpdates: false while this process may not poll now (its lease on the
+   * bot lapsed — it stalled past its TTL — and its renewal has not yet said whether it still
+   * holds it). The loop then waits and asks again; another node may be polling meanwhile.
+   * Absent: always poll.
+   */
+  mayPoll?: () => boolean;
   /** Chats of one batch handled at the same time (default 4). */
   parallelChats?: number;
   /** Waits between polls (default `systemClock`). */
@@ -39,6 +46,9 @@ export interface TelegramPollerOptions {
   random?: () => number;
   logger: Logger;
 }
+
+/** How often a poller that may not poll now asks again. */
+const MAY_POLL_CHECK_MS = 250;
 
 /** Why polling ended. */
 export type PollEnd = "stopped" | "unauthorized";
@@ -62,6 +72,10 @@ export class TelegramPoller {
     const retryBaseMs = o.retryBaseMs ?? 500;
     let failures = 0;
     while (!signal.aborted) {
+      if (o.mayPoll && !o.mayPoll()) {
+        await this.#pause(MAY_POLL_CHECK_MS, signal);
+        continue;
+      }
       let updates: Update[];
       try {
         updates = await o.getUpdates({ offset: this.#offset, timeout: o.pollTimeoutSeconds }, signal);

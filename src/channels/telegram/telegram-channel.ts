@@ -65,6 +65,8 @@ export interface TelegramChannelOptions {
    * here and doubles per attempt up to 30 s (default 500 ms).
    */
   retryBaseMs?: number;
+  /** Whether this process holds a resource lease now (ChannelFactoryContext.leaseValid); asked before each poll. */
+  leaseValid?: (name: string) => boolean;
   /** Wait after a 409 on getUpdates: another poller or a webhook holds the bot (default 30 s). */
   conflictBackoffMs?: number;
   /** Least time between two edits of a streaming preview (default 1 s). */
@@ -202,6 +204,7 @@ export class TelegramChannel implements Channel {
       return;
     }
     await bot.api.deleteWebhook();
+    const [leaseValid, exclusive] = [o.leaseValid, this.exclusive];
     const poller = new TelegramPoller({
       label: this.#label(),
       getUpdates: (params, signal) =>
@@ -211,6 +214,8 @@ export class TelegramChannel implements Channel {
       pollTimeoutSeconds: o.pollTimeoutSeconds ?? 30,
       ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
       ...(o.conflictBackoffMs !== undefined ? { conflictBackoffMs: o.conflictBackoffMs } : {}),
+      // Not while this process's lease on the bot has run out (it stalled): another may poll.
+      ...(leaseValid && exclusive ? { mayPoll: () => leaseValid(exclusive) } : {}),
       clock: this.#clock,
       random: o.random,
       logger: o.logger,

@@ -209,6 +209,36 @@ describe("Telegram polling errors", () => {
     expect(conflicts()).toBe(2);
   });
 
+  it("polls only while its lease on the bot is valid: a lapsed lease (a stall) stops getUpdates until it is valid again", async () => {
+    let valid = true;
+    const asked: string[] = [];
+    const { tg, channel, sink, clock } = await setup({
+      pollTimeoutSeconds: 0,
+      leaseValid: (name) => {
+        asked.push(name);
+        return valid;
+      },
+    });
+    const polls = () => tg.calls.filter((c) => c.method === "getUpdates").length;
+    await channel.start(sink);
+    expect(channel.exclusive).toBe("channel:telegram:default");
+    await until(() => polls() >= 2, "polling");
+    valid = false;
+    const before = polls();
+    // The check comes before each poll: at most the poll already on its way goes out.
+    await until(() => clock.pendingTimers > 0, "the poller waiting for its lease");
+    for (let i = 0; i < 5; i++) clock.advance(250);
+    expect(polls()).toBeLessThanOrEqual(before + 1);
+    const stalled = polls();
+    for (let i = 0; i < 5; i++) clock.advance(250);
+    expect(polls()).toBe(stalled);
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "after the stall" });
+    valid = true;
+    clock.advance(250);
+    await until(() => sink.accepted.length === 1, "polling again once the lease is valid");
+    expect(new Set(asked)).toEqual(new Set(["channel:telegram:default"]));
+  });
+
   it("reports a webhook Telegram refuses (400) as a configuration problem, without retrying", async () => {
     const { tg, sink } = await setup();
     const routes: string[] = [];
