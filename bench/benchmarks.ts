@@ -41,4 +41,6 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "parallel-tools", load: async () => (await import("./parallel-tools.js")).parallelTools },
   { id: "subagent-fanout", load: async () => (await import("./subagent-fanout.js")).subagentFanout },
   { id: "pg-store", load: async () => (await import("./pg-store.js")).pgStore },
+  { id: "pg-nodes", load: async () => (await import("./pg-nodes.js")).pgNodes },
+  { id: "pg-takeover", load: async () => (await import("./pg-nodes.js")).pgTakeover },
 ];
