@@ -9,7 +9,6 @@ import type { InboxRecord, InboxRepo, InboxState, RejectedCounts } from "../repo
 import type { SessionFence } from "../repos/lease-repo.js";
 import type { TranscriptPayload } from "../repos/transcript-repo.js";
 import { type InboxRow, dedupeKeyRange, inboxDedupeKey, toInboxRecord } from "../sqlite/inbox-rows.js";
-import type { PgLeaseRepo } from "./lease-repo.js";
 import { type PgDb, type PgRunner, pgStoreError } from "./pg-db.js";
 import type { PgTranscriptRepo } from "./transcript-repo.js";
 
@@ -40,12 +39,10 @@ const TO_REJECTED =
 export class PgInboxRepo implements InboxRepo {
   readonly #db: PgDb;
   readonly #transcript: PgTranscriptRepo;
-  readonly #leases: PgLeaseRepo;
 
-  constructor(db: PgDb, transcript: PgTranscriptRepo, leases: PgLeaseRepo) {
+  constructor(db: PgDb, transcript: PgTranscriptRepo) {
     this.#db = db;
     this.#transcript = transcript;
-    this.#leases = leases;
   }
 
   /** The pool this repository writes through. */
@@ -98,17 +95,18 @@ export class PgInboxRepo implements InboxRepo {
     const { all, lease } = options;
     return this.#db.tx(async (tx) => {
       // Rows belong to the lease holder until its session lease's expiry; nothing is claimed
-      // unless `lease` holds the session at `now`.
-      const until = await this.#leases.heldUntilIn(tx, sessionKey, lease, now);
-      if (until === undefined) return [];
+      // unless `lease` holds the session at `now` (its holder and fence, unexpired): the lease
+      // read LeaseRepo.heldUntilIn makes, joined into the update (one round trip, not two).
       // LIMIT NULL is no limit: one statement serves both claim modes.
       const rows = await tx.rows<InboxRow>(
-        `UPDATE inbox SET state = 'running', run_id = $3, owner = $4, lease_until = $5,
+        `UPDATE inbox SET state = 'running', run_id = $3, owner = $4, lease_until = l.lease_until,
            attempts = attempts + 1, updated_at = $6
-         WHERE id IN (SELECT id FROM inbox WHERE session_key = $1 AND state = 'queued' ORDER BY id LIMIT $2)
-           AND state = 'queued'
-         RETURNING *`,
-        [sessionKey, all ? null : 1, runId, lease.owner, until, now],
+         FROM (SELECT lease_until FROM session_leases
+                WHERE session_key = $1 AND owner = $4 AND fence = $5 AND lease_until > $6) l
+         WHERE inbox.id IN (SELECT id FROM inbox WHERE session_key = $1 AND state = 'queued' ORDER BY id LIMIT $2)
+           AND inbox.state = 'queued'
+         RETURNING inbox.*`,
+        [sessionKey, all ? null : 1, runId, lease.owner, lease.fence, now],
       );
       const claimed = rows.map(toInboxRecord).sort((a, b) => a.id - b.id);
       // Once per inbox id ever: a re-claim after a crash adds no second user event.

@@ -56,7 +56,7 @@ export class PgStore implements Store {
     this.#redact = redact;
     this.leases = new PgLeaseRepo(db);
     this.transcript = new PgTranscriptRepo(db, this.leases);
-    this.inbox = new PgInboxRepo(db, this.transcript, this.leases);
+    this.inbox = new PgInboxRepo(db, this.transcript);
     this.outbox = new PgOutboxRepo(db, redact);
     this.sessions = new PgSessionRepo(db);
     this.runs = new PgRunRepo(db);
