@@ -42,4 +42,6 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "subagent-fanout", load: async () => (await import("./subagent-fanout.js")).subagentFanout },
   { id: "pg-store", load: async () => (await import("./pg-store.js")).pgStore },
   { id: "cluster-permits", load: async () => (await import("./cluster-permits.js")).clusterPermitsBench },
+  { id: "pg-nodes", load: async () => (await import("./pg-nodes.js")).pgNodes },
+  { id: "pg-takeover", load: async () => (await import("./pg-nodes.js")).pgTakeover },
 ];

@@ -82,3 +82,48 @@ describe("PostgreSQL store: opening", () => {
     );
   });
 });
+
+describe("PostgreSQL store: batched transaction statements", () => {
+  it("values sent as literals with a batched write come back exactly; a NUL still goes as a parameter", async () => {
+    const db = new PgDb({ url: await server.createDatabase() });
+    try {
+      await db.run("CREATE TABLE t (id bigint PRIMARY KEY, s text, n double precision, b boolean)");
+      const tricky = "it's \\ a 'quote' \\' $1 $$ ü 🙂\nnew line";
+      const row = await db.tx(async (tx) => {
+        await tx.exec("INSERT INTO t (id, s, n, b) VALUES ($1, $2, $3, $4)", [1, tricky, 1.5, true]);
+        await tx.exec("INSERT INTO t (id, s, n, b) VALUES ($1, $2, $3, $4)", [2, null, -3, false]);
+        return tx.rows<{ id: number; s: string | null; n: number; b: boolean }>(
+          "SELECT * FROM t ORDER BY id",
+        );
+      });
+      expect(row).toEqual([
+        { id: 1, s: tricky, n: 1.5, b: true },
+        { id: 2, s: null, n: -3, b: false },
+      ]);
+      const err = await storeErrorOf(() =>
+        db.tx((tx) => tx.exec("INSERT INTO t (id, s) VALUES ($1, $2)", [3, "a\u0000b"])),
+      );
+      expect(err.code).toBe("io");
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("a batched write that fails fails its transaction at COMMIT, and nothing of it is kept", async () => {
+    const db = new PgDb({ url: await server.createDatabase() });
+    try {
+      await db.run("CREATE TABLE t (id bigint PRIMARY KEY)");
+      await db.run("INSERT INTO t (id) VALUES (1)");
+      const err = await storeErrorOf(() =>
+        db.tx(async (tx) => {
+          await tx.exec("INSERT INTO t (id) VALUES ($1)", [2]);
+          await tx.exec("INSERT INTO t (id) VALUES ($1)", [1]);
+        }),
+      );
+      expect(err.code).toBe("conflict");
+      expect(await db.rows("SELECT id FROM t ORDER BY id")).toEqual([{ id: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -9,8 +9,7 @@ import type { InboxRecord, InboxRepo, InboxState, RejectedCounts } from "../repo
 import type { SessionFence } from "../repos/lease-repo.js";
 import type { TranscriptPayload } from "../repos/transcript-repo.js";
 import { type InboxRow, dedupeKeyRange, inboxDedupeKey, toInboxRecord } from "../sqlite/inbox-rows.js";
-import type { PgLeaseRepo } from "./lease-repo.js";
-import type { PgDb, PgRunner } from "./pg-db.js";
+import { type PgDb, type PgRunner, pgStoreError } from "./pg-db.js";
 import type { PgTranscriptRepo } from "./transcript-repo.js";
 
 /** The replied-to text kept in a user event: enough to know what is meant. */
@@ -40,12 +39,10 @@ const TO_REJECTED =
 export class PgInboxRepo implements InboxRepo {
   readonly #db: PgDb;
   readonly #transcript: PgTranscriptRepo;
-  readonly #leases: PgLeaseRepo;
 
-  constructor(db: PgDb, transcript: PgTranscriptRepo, leases: PgLeaseRepo) {
+  constructor(db: PgDb, transcript: PgTranscriptRepo) {
     this.#db = db;
     this.#transcript = transcript;
-    this.#leases = leases;
   }
 
   /** The pool this repository writes through. */
@@ -60,21 +57,21 @@ export class PgInboxRepo implements InboxRepo {
     state: "received" | "queued" = "received",
   ): Promise<Received> {
     const dedupeKey = inboxDedupeKey(message);
-    return this.#db.tx(async (tx) => {
-      // A concurrent insert of the same key is a serialization failure here: run again, this
-      // transaction finds that row.
-      const inserted = await tx.row<InboxRow>(
-        `INSERT INTO inbox (dedupe_key, session_key, message, state, attempts, received_at, updated_at)
-         VALUES ($1, $2, $3, $4, 0, $5, $5)
-         ON CONFLICT (dedupe_key) DO NOTHING
-         RETURNING *`,
-        [dedupeKey, sessionKey, JSON.stringify(message), state, now],
-      );
-      if (inserted) return { record: toInboxRecord(inserted), duplicate: false };
-      const existing = await tx.row<InboxRow>("SELECT * FROM inbox WHERE dedupe_key = $1", [dedupeKey]);
-      if (!existing) throw new Error(`inbox row ${dedupeKey} vanished during receive`);
-      return { record: toInboxRecord(existing), duplicate: true };
-    });
+    // No transaction (one round trip, not three): the insert is atomic on its own, and when it
+    // meets the same key being inserted concurrently, ON CONFLICT waits for that transaction's
+    // end, so a row it skips for a conflict is committed and the read after it sees that row.
+    const inserted = await this.#db.row<InboxRow>(
+      `INSERT INTO inbox (dedupe_key, session_key, message, state, attempts, received_at, updated_at)
+       VALUES ($1, $2, $3, $4, 0, $5, $5)
+       ON CONFLICT (dedupe_key) DO NOTHING
+       RETURNING *`,
+      [dedupeKey, sessionKey, JSON.stringify(message), state, now],
+    );
+    if (inserted) return { record: toInboxRecord(inserted), duplicate: false };
+    const existing = await this.#db.row<InboxRow>("SELECT * FROM inbox WHERE dedupe_key = $1", [dedupeKey]);
+    if (!existing)
+      throw pgStoreError(this.#db.label, new Error(`inbox row ${dedupeKey} vanished during receive`));
+    return { record: toInboxRecord(existing), duplicate: true };
   }
 
   async markQueued(id: number, now: number): Promise<void> {
@@ -98,17 +95,18 @@ export class PgInboxRepo implements InboxRepo {
     const { all, lease } = options;
     return this.#db.tx(async (tx) => {
       // Rows belong to the lease holder until its session lease's expiry; nothing is claimed
-      // unless `lease` holds the session at `now`.
-      const until = await this.#leases.heldUntilIn(tx, sessionKey, lease, now);
-      if (until === undefined) return [];
+      // unless `lease` holds the session at `now` (its holder and fence, unexpired): the lease
+      // read LeaseRepo.heldUntilIn makes, joined into the update (one round trip, not two).
       // LIMIT NULL is no limit: one statement serves both claim modes.
       const rows = await tx.rows<InboxRow>(
-        `UPDATE inbox SET state = 'running', run_id = $3, owner = $4, lease_until = $5,
+        `UPDATE inbox SET state = 'running', run_id = $3, owner = $4, lease_until = l.lease_until,
            attempts = attempts + 1, updated_at = $6
-         WHERE id IN (SELECT id FROM inbox WHERE session_key = $1 AND state = 'queued' ORDER BY id LIMIT $2)
-           AND state = 'queued'
-         RETURNING *`,
-        [sessionKey, all ? null : 1, runId, lease.owner, until, now],
+         FROM (SELECT lease_until FROM session_leases
+                WHERE session_key = $1 AND owner = $4 AND fence = $5 AND lease_until > $6) l
+         WHERE inbox.id IN (SELECT id FROM inbox WHERE session_key = $1 AND state = 'queued' ORDER BY id LIMIT $2)
+           AND inbox.state = 'queued'
+         RETURNING inbox.*`,
+        [sessionKey, all ? null : 1, runId, lease.owner, lease.fence, now],
       );
       const claimed = rows.map(toInboxRecord).sort((a, b) => a.id - b.id);
       // Once per inbox id ever: a re-claim after a crash adds no second user event.
@@ -239,15 +237,6 @@ export class PgInboxRepo implements InboxRepo {
     return (await tx.run(TO_REJECTED, [id, reason, now])) === 1;
   }
 
-  /** For commitTurn: whether the row is running under `runId`. */
-  async isRunningUnderIn(tx: PgRunner, id: number, runId: string): Promise<boolean> {
-    const row = await tx.row<{ state: InboxState; run_id: string | null }>(
-      "SELECT state, run_id FROM inbox WHERE id = $1",
-      [id],
-    );
-    return row?.state === "running" && row.run_id === runId;
-  }
-
   /** For commitTurn: running (under `runId`) → final state, owner and lease cleared. */
   async finishIn(
     tx: PgRunner,
@@ -257,7 +246,7 @@ export class PgInboxRepo implements InboxRepo {
     error: string | null,
     now: number,
   ): Promise<void> {
-    await tx.run(
+    await tx.exec(
       `UPDATE inbox SET state = $2, error = $3, owner = NULL, lease_until = NULL, updated_at = $4
        WHERE id = $1 AND state = 'running' AND run_id = $5`,
       [id, state, error, now, runId],

@@ -246,22 +246,6 @@ export class PgLeaseRepo implements LeaseRepo {
   }
 
   /**
-   * For claim, inside its transaction: the session lease's expiry if `lease` is its current
-   * holder and fence and it is unexpired at `now`; undefined otherwise.
-   */
-  async heldUntilIn(
-    tx: PgRunner,
-    sessionKey: string,
-    lease: SessionFence,
-    now: number,
-  ): Promise<number | undefined> {
-    const row = await tx.row<LeaseRow>(BY_KEY, [sessionKey]);
-    if (!row || row.owner !== lease.owner || row.fence !== lease.fence || row.lease_until <= now)
-      return undefined;
-    return row.lease_until;
-  }
-
-  /**
    * For commitTurn and a fenced append, inside their transaction: is `lease` the session's
    * current holder and fence? Expiry alone does not matter: only a new grant moves the fence,
    * and until one happens nobody else has written for the session. (A grant racing the

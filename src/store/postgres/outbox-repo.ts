@@ -92,7 +92,7 @@ export class PgOutboxRepo implements OutboxRepo {
       );
       if (!row) return;
       const cursor = row.recipient_id === null ? null : await nextCursor(tx, row.channel, row.recipient_id);
-      await tx.run(
+      await tx.exec(
         `UPDATE outbox SET state = 'sent', platform_message_id = $1, last_error = NULL,
            owner = NULL, lease_until = NULL, mailbox_cursor = $2, updated_at = $3
          WHERE id = $4 AND state IN ('pending', 'sending')`,
@@ -100,7 +100,7 @@ export class PgOutboxRepo implements OutboxRepo {
       );
       // A chunk sent for a turn's key ends that turn's streaming preview: it took the preview's
       // message, or the preview was gone and the chunk was posted anew (see PreviewRepo).
-      await tx.run(
+      await tx.exec(
         `DELETE FROM previews WHERE channel = $1 AND account_id = $2 AND chat_id = $3
            AND thread_id = COALESCE($4, '') AND reply_to = COALESCE($5, '')`,
         [row.channel, row.account_id, row.chat_id, row.thread_id, row.reply_to],
@@ -251,30 +251,43 @@ export class PgOutboxRepo implements OutboxRepo {
   ): Promise<void> {
     for (const row of [...rows].sort((a, b) => a.seq - b.seq)) {
       const recipientId = row.recipientId ?? null;
-      const mailboxCursor =
-        row.delivered && recipientId !== null ? await nextCursor(tx, row.target.channel, recipientId) : null;
-      await tx.run(
-        `INSERT INTO outbox (session_key, run_id, inbox_id, channel, account_id, chat_id, thread_id, reply_to,
-           recipient_id, text, seq, kind, state, attempts, next_attempt_at, mailbox_cursor, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0, $14, $15, $14, $14)`,
-        [
-          owner.sessionKey,
-          owner.runId,
-          owner.inboxId,
-          row.target.channel,
-          row.target.accountId,
-          row.target.chatId,
-          row.target.threadId ?? null,
-          row.replyTo ?? null,
-          recipientId,
-          row.text,
-          row.seq,
-          row.kind,
-          row.delivered ? "sent" : "pending",
-          now,
-          mailboxCursor,
-        ],
-      );
+      const values = [
+        owner.sessionKey,
+        owner.runId,
+        owner.inboxId,
+        row.target.channel,
+        row.target.accountId,
+        row.target.chatId,
+        row.target.threadId ?? null,
+        row.replyTo ?? null,
+        recipientId,
+        row.text,
+        row.seq,
+        row.kind,
+        row.delivered ? "sent" : "pending",
+        now,
+      ];
+      // A delivered row with a recipient takes its mailbox's next cursor in the same statement:
+      // the counter row stays locked until the transaction commits, so the writer of cursor
+      // n + 1 commits after the writer of n. No result is needed: the write may wait for the
+      // transaction's next round trip (PgRunner.exec).
+      if (row.delivered && recipientId !== null)
+        await tx.exec(
+          `WITH cursor AS (
+             INSERT INTO mailboxes (channel, recipient_id, last_cursor) VALUES ($4, $9, 1)
+             ON CONFLICT (channel, recipient_id) DO UPDATE SET last_cursor = mailboxes.last_cursor + 1
+             RETURNING last_cursor)
+           INSERT INTO outbox (${OUTBOX_INSERT_COLUMNS})
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0, $14, cursor.last_cursor, $14, $14
+             FROM cursor`,
+          values,
+        );
+      else
+        await tx.exec(
+          `INSERT INTO outbox (${OUTBOX_INSERT_COLUMNS})
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0, $14, NULL, $14, $14)`,
+          values,
+        );
     }
   }
 }
@@ -293,6 +306,10 @@ async function nextCursor(tx: PgRunner, channel: string, recipientId: string): P
   if (!next) throw new Error(`mailbox ${channel}/${recipientId} returned no cursor`);
   return next.last_cursor;
 }
+
+/** The columns an insert fills, in the order of its values. */
+const OUTBOX_INSERT_COLUMNS = `session_key, run_id, inbox_id, channel, account_id, chat_id, thread_id, reply_to,
+  recipient_id, text, seq, kind, state, attempts, next_attempt_at, mailbox_cursor, created_at, updated_at`;
 
 /** A claim's owner and TTL as LeaseRepo checks them: a non-empty id, a whole TTL > 0 ms. */
 function assertClaimArgs(owner: string, ttlMs: number): void {

@@ -10,6 +10,7 @@
  */
 import pg from "pg";
 import { StoreError } from "../store-error.js";
+import { PgTxRunner } from "./pg-tx-runner.js";
 
 /** Something statements can run on: the pool or a transaction's client. */
 export interface PgRunner {
@@ -19,6 +20,12 @@ export interface PgRunner {
   row<R>(sql: string, params?: readonly unknown[]): Promise<R | undefined>;
   /** Runs `sql`; resolves the rows it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * Runs `sql`, a write whose result is not needed. In a transaction it may be sent later,
+   * with the transaction's next statement or its COMMIT (see PgTxRunner); a failure then fails
+   * the transaction there.
+   */
+  exec(sql: string, params?: readonly unknown[]): Promise<void>;
 }
 
 /** Transaction attempts before a serialization failure is reported (`locked`). */
@@ -95,6 +102,10 @@ export class PgDb implements PgRunner {
     }
   }
 
+  async exec(sql: string, params: readonly unknown[] = []): Promise<void> {
+    await this.run(sql, params);
+  }
+
   /**
    * Runs `fn` in one SERIALIZABLE transaction, again (up to 12 attempts, with a short random
    * pause) when it fails with a serialization failure or a deadlock. Resolves what `fn`
@@ -109,15 +120,17 @@ export class PgDb implements PgRunner {
         throw pgStoreError(this.label, err);
       }
       let broken = false;
+      // BEGIN goes with the first statement, waiting writes with COMMIT (see PgTxRunner).
+      const runner = new PgTxRunner(client);
       try {
-        await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
-        const value = await fn(clientRunner(client));
-        await client.query("COMMIT");
+        const value = await fn(runner);
+        await runner.commit();
         return value;
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => {
-          broken = true; // the connection itself failed: do not give it back
-        });
+        if (runner.sentAny)
+          await client.query("ROLLBACK").catch(() => {
+            broken = true; // the connection itself failed: do not give it back
+          });
         const code = sqlState(err);
         const again =
           (code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS) ||
@@ -148,20 +161,6 @@ export class PgDb implements PgRunner {
     this.#closed = true;
     await this.#pool.end();
   }
-}
-
-function clientRunner(client: pg.PoolClient): PgRunner {
-  return {
-    async rows<R>(sql: string, params: readonly unknown[] = []) {
-      return (await client.query(sql, params as unknown[])).rows as R[];
-    },
-    async row<R>(sql: string, params: readonly unknown[] = []) {
-      return (await client.query(sql, params as unknown[])).rows[0] as R | undefined;
-    },
-    async run(sql: string, params: readonly unknown[] = []) {
-      return (await client.query(sql, params as unknown[])).rowCount ?? 0;
-    },
-  };
 }
 
 /** The SQLSTATE of a PostgreSQL error, if it is one. */

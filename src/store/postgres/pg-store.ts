@@ -58,7 +58,7 @@ export class PgStore implements Store {
     this.#redact = redact;
     this.leases = new PgLeaseRepo(db);
     this.transcript = new PgTranscriptRepo(db, this.leases);
-    this.inbox = new PgInboxRepo(db, this.transcript, this.leases);
+    this.inbox = new PgInboxRepo(db, this.transcript);
     this.outbox = new PgOutboxRepo(db, redact);
     this.sessions = new PgSessionRepo(db);
     this.runs = new PgRunRepo(db);
@@ -104,9 +104,7 @@ export class PgStore implements Store {
 
   async #commit(tx: PgRunner, turn: CommitTurn, now: number): Promise<boolean> {
     const inboxIds = [...new Set(turn.inboxIds)];
-    if (!(await this.leases.isCurrentIn(tx, turn.sessionKey, turn.lease))) return false;
-    for (const id of inboxIds) if (!(await this.inbox.isRunningUnderIn(tx, id, turn.runId))) return false;
-    if (await this.runs.existsIn(tx, turn.run.runId)) return false;
+    if (!(await this.#mayCommit(tx, turn, inboxIds))) return false;
     await this.transcript.appendIn(tx, turn.sessionKey, turn.sessionId, turn.runId, turn.events, now);
     const owner = { sessionKey: turn.sessionKey, runId: turn.runId, inboxId: inboxIds.at(-1) ?? null };
     await this.outbox.insertIn(tx, turn.outbox, owner, now);
@@ -118,6 +116,24 @@ export class PgStore implements Store {
     if (turn.lastTarget) await this.sessions.setLastTargetIn(tx, turn.sessionKey, turn.lastTarget, now);
     if (turn.subagent) await this.subagents.finishIn(tx, turn.subagent, turn.runId, now);
     return true;
+  }
+
+  /**
+   * The three fences of a commit in one statement (one round trip, not 2 + one per inbox row),
+   * the reads LeaseRepo.isCurrentIn and, before, one read of each row and one of runs made, in
+   * the same transaction: `lease` is the session's holder and fence, every row is running
+   * under the turn's run, and that run was not committed before.
+   */
+  async #mayCommit(tx: PgRunner, turn: CommitTurn, inboxIds: readonly number[]): Promise<boolean> {
+    const ids = inboxIds.map((_, i) => `$${i + 5}`).join(", ");
+    const row = await tx.row<{ current: boolean | null; running: number; done: boolean }>(
+      `SELECT (SELECT owner = $2 AND fence = $3 FROM session_leases WHERE session_key = $1) AS current,
+              (SELECT count(*) FROM inbox
+                WHERE id = ANY (ARRAY[${ids}]::bigint[]) AND state = 'running' AND run_id = $4) AS running,
+              EXISTS (SELECT 1 FROM runs WHERE run_id = $${inboxIds.length + 5}) AS done`,
+      [turn.sessionKey, turn.lease.owner, turn.lease.fence, turn.runId, ...inboxIds, turn.run.runId],
+    );
+    return row?.current === true && row.running === inboxIds.length && !row.done;
   }
 
   /** The turn with its error texts and failure notices redacted (replies are the model's words). */

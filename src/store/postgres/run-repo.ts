@@ -67,14 +67,9 @@ export class PgRunRepo implements RunRepo {
     return counts;
   }
 
-  /** For commitTurn, inside its transaction: was a run with this id committed already? */
-  async existsIn(tx: PgRunner, runId: string): Promise<boolean> {
-    return (await tx.row("SELECT 1 AS one FROM runs WHERE run_id = $1", [runId])) !== undefined;
-  }
-
   /** For commitTurn, inside its transaction: the run's row, its attempts as JSON. */
   async insertIn(tx: PgRunner, run: RunRecord, now: number): Promise<void> {
-    await tx.run(
+    await tx.exec(
       `INSERT INTO runs (run_id, session_key, run_trigger, channel, provider, model, started_at, duration_ms,
          outcome, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, tool_calls, model_calls,
          error_kind, error, attempts, committed_at)

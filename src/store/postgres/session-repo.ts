@@ -96,7 +96,7 @@ export class PgSessionRepo implements SessionRepo {
 
   /** For commitTurn, inside its transaction: the chat this session was last addressed from. */
   async setLastTargetIn(tx: PgRunner, sessionKey: string, target: ChatTarget, now: number): Promise<void> {
-    await tx.run("UPDATE sessions SET last_target = $1, updated_at = $2 WHERE session_key = $3", [
+    await tx.exec("UPDATE sessions SET last_target = $1, updated_at = $2 WHERE session_key = $3", [
       JSON.stringify(target),
       now,
       sessionKey,

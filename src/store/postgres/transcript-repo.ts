@@ -137,7 +137,7 @@ export class PgTranscriptRepo implements TranscriptRepo {
     now: number,
   ): Promise<void> {
     if (payloads.length === 0) return;
-    await tx.run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [TRANSCRIPT_LOCK_CLASS, sessionKey]);
+    await tx.exec("SELECT pg_advisory_xact_lock($1, hashtext($2))", [TRANSCRIPT_LOCK_CLASS, sessionKey]);
     for (let start = 0; start < payloads.length; start += ROWS_PER_INSERT) {
       const chunk = payloads.slice(start, start + ROWS_PER_INSERT);
       const params: unknown[] = [];
@@ -156,7 +156,7 @@ export class PgTranscriptRepo implements TranscriptRepo {
       });
       // Rows take their ids in VALUES order. The conflict target names the partial index, so
       // only a repeated user event is skipped; any other constraint failure still raises.
-      await tx.run(
+      await tx.exec(
         `INSERT INTO transcript (session_key, session_id, run_id, type, payload, inbox_id, created_at)
          VALUES ${values.join(", ")}
          ON CONFLICT (inbox_id) WHERE type = 'user' DO NOTHING`,

@@ -169,7 +169,7 @@ export class PgUsageRepo implements UsageRepo {
    * writes one call row per `run.calls` entry (by the call's time), its origin from the trigger.
    */
   async addRunIn(tx: PgRunner, run: RunRecord): Promise<void> {
-    await tx.run(
+    await tx.exec(
       `INSERT INTO usage AS u (day, provider, model, input_tokens, output_tokens, cache_read_tokens,
          cache_write_tokens, runs)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 1)
@@ -183,7 +183,7 @@ export class PgUsageRepo implements UsageRepo {
     );
     const origin = ORIGIN_OF_TRIGGER[run.trigger];
     for (const call of run.calls) {
-      await tx.run(
+      await tx.exec(
         `INSERT INTO usage_calls (at, day, run_id, session_key, origin, provider, model, profile_id,
            input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
