@@ -115,6 +115,12 @@ export class ResourceLeases {
           wanted.until = until;
           continue;
         }
+        // Granted while the renewal was on its way (the store's calls run concurrently on
+        // PostgreSQL), the renewal cannot have seen it: the store itself says.
+        const fence = wanted.fence;
+        const lease = await store.leases.getSession(key, clock.now());
+        if (lease?.owner === owner && lease.fence === fence) continue;
+        if (wanted.fence !== fence) continue;
         wanted.fence = undefined;
         logger.error({ resource: name }, "lost a resource lease (stalled past its TTL?); stopping its duty");
         this.#change(name, wanted, () => wanted.duty.stop());

@@ -141,6 +141,10 @@ export class SessionLeases {
         held.until = now + ttlMs;
         continue;
       }
+      // Taken (or extended) while the renewal was on its way — the store's calls are truly
+      // concurrent on PostgreSQL — the renewal cannot have seen it: ask the store itself.
+      if (await this.#stillOurs(sessionKey, held.fence)) continue;
+      if (this.#held.get(sessionKey) !== held) continue;
       this.#held.delete(sessionKey);
       logger.error({ sessionKey }, "lost the session's lease (stalled past its TTL?); aborting its turn");
       this.#o.onLost(sessionKey);
@@ -148,6 +152,12 @@ export class SessionLeases {
     await this.#o.onRenewed?.(still, now + ttlMs);
     await this.releaseIdle(Math.floor(ttlMs / 3));
     await this.#o.onSweep();
+  }
+
+  /** Whether the store says this process holds `sessionKey` under `fence` now, unexpired. */
+  async #stillOurs(sessionKey: string, fence: number): Promise<boolean> {
+    const lease = await this.#o.store.leases.getSession(sessionKey, this.#o.clock.now());
+    return lease?.owner === this.#o.owner && lease.fence === fence;
   }
 
   #schedule(): void {

@@ -30,6 +30,47 @@ function setup() {
 }
 
 describe("SessionLeases", () => {
+  it("a lease taken while a renewal is on its way is not lost (the store's calls are concurrent on PostgreSQL)", async () => {
+    const store = openSqliteStore({ path: ":memory:" });
+    const clock = new ManualClock();
+    const lost: string[] = [];
+    let midRenewal: (() => Promise<unknown>) | undefined;
+    // The renewal's statements run first; a grant lands before its answer reaches the keeper.
+    const renew = async (...args: Parameters<typeof store.leases.renew>) => {
+      const renewal = await store.leases.renew(...args);
+      await midRenewal?.();
+      return renewal;
+    };
+    const slowRenew = new Proxy(store.leases, {
+      get: (target, key) => {
+        if (key === "renew") return renew;
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const leases = new SessionLeases({
+      store: Object.assign(Object.create(store) as typeof store, { leases: slowRenew }),
+      owner: "gw_me",
+      ttlMs: TTL,
+      clock,
+      logger: silentLogger(),
+      onLost: (key) => lost.push(key),
+      onSweep: async () => {},
+    });
+    await leases.acquire("s1");
+    midRenewal = () => leases.acquire("s2");
+    clock.advance(TTL / 3);
+    await leases.tick();
+    expect(lost).toEqual([]);
+    expect(await store.leases.getSession("s2", clock.now())).toMatchObject({ owner: "gw_me", fence: 1 });
+    // Still held from then on: the next renewal extends both.
+    midRenewal = undefined;
+    clock.advance(TTL / 3);
+    await leases.tick();
+    expect(lost).toEqual([]);
+    expect((await store.leases.renew("gw_me", clock.now(), TTL)).sessions).toEqual(["s1", "s2"]);
+  });
+
   it("reuses a held lease between turns, keeps it while renewed, gives it back when idle", async () => {
     const { store, clock, leases } = setup();
     const first = await leases.acquire("s1");
