@@ -33,6 +33,9 @@ import { newId } from "./util/ids.js";
 import { buildCapabilities } from "./capabilities/build.js";
 import { capabilityModules as defaultCapabilityModules } from "./capabilities/registry.js";
 
+/** How often the outbox looks for rows other nodes committed, while there are any. */
+const OTHERS_POLL_MS = 1_000;
+
 /** The `switchyard` command line (bin/switchyard.js calls this); resolves with the exit code. */
 export function main(argv: string[]): Promise<number> {
   return runCli(argv, { startGateway });
@@ -147,6 +150,14 @@ async function assemble(
     clock,
     logger: logger.child({ name: "gateway.leases" }),
   });
+  // Rows another node commits for a channel this one hosts wake nothing here: while other nodes
+  // are alive, the outbox looks for them every second.
+  const watchOtherNodes = async () => {
+    const others = (await store.leases.listOwners()).some(
+      (o) => o.owner !== owner && clock.now() - (o.heartbeatAt ?? 0) < config.gateway.leaseTtlMs,
+    );
+    outbox.pollOthers(others ? OTHERS_POLL_MS : undefined);
+  };
   const leases = new SessionLeases({
     store,
     owner,
@@ -156,6 +167,7 @@ async function assemble(
     onLost: (sessionKey) => lanes.abortRunning(sessionKey, "evicted"),
     onRenewed: (stillHeld, until) => resources.renewed(stillHeld, until),
     onSweep: async () => {
+      await watchOtherNodes();
       await takeOver({ store, clock, logger, metrics });
       if (intake.on) await scheduleClaimable({ store, clock, scheduler, owner, lanes });
     },
@@ -198,7 +210,7 @@ async function assemble(
     answers: waiters,
     pairing: store.pairing,
     previews: store.previews,
-    leaseValid: (name) => resources.valid(name),
+    leaseRemainingMs: (name) => resources.remainingMs(name),
     lastTaken: (channel, accountId, since) => store.inbox.lastPerChat(channel, accountId, since, 5_000),
     signals: { reconnected: (channel, accountId) => metrics.channelReconnects.inc({ channel, accountId }) },
     clock,
@@ -311,6 +323,7 @@ async function assemble(
     });
   }
   gateway.open();
+  await watchOtherNodes();
   leases.start();
   onOpened("session leases", () => leases.stop());
   // Turn sources (heartbeat, cron) start last, once intake is open.

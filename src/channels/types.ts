@@ -358,12 +358,13 @@ export interface ChannelFactoryContext {
    */
   previews?: PreviewRepo;
   /**
-   * Whether this process holds the resource lease `name` at this moment by its own clock (its
-   * last grant or renewal has not run out). An exclusive connection asks before each poll, so a
-   * process waking from a stall past its lease polls no more even before its next renewal stops
-   * it. Absent: always true.
+   * How long this process still holds the resource lease `name` for sure, by its own clock (ms
+   * until its last grant or renewal runs out; 0 when not held). An exclusive connection asks
+   * before each poll and keeps no poll open longer: a process waking from a stall past its
+   * lease polls no more even before its next renewal stops it, and a poll it opened never
+   * overlaps the next holder's. Absent: no limit.
    */
-  leaseValid?(name: string): boolean;
+  leaseRemainingMs?(name: string): number;
   clock: Clock;
   logger: Logger;
 }

@@ -46,6 +46,8 @@ export class OutboxDispatcher {
   #stopped = false;
   #timer: TimerHandle | undefined;
   #idle: Promise<void> = Promise.resolve();
+  /** While other processes may commit rows this one sends: look for them at least this often. */
+  #pollMs: number | undefined;
   /** Aborted by stop(): every in-flight send's signal follows it. */
   readonly #stopping = new AbortController();
   /** Aborted once stop() has waited `stopTimeoutMs`: sends still running are left behind. */
@@ -74,6 +76,17 @@ export class OutboxDispatcher {
   /** Expires stale rows, each with a log line; call once at start-up before the first kick. */
   async expireStale(): Promise<number> {
     return this.#expire(this.#o.clock.now());
+  }
+
+  /**
+   * Whether other gateway processes run on the store (`pollMs`: how often to look for rows they
+   * commit for channels this one hosts, e.g. the replies of turns run elsewhere to the Telegram
+   * bot this node polls) or not (undefined: only this process's commits and due times wake it).
+   */
+  pollOthers(pollMs: number | undefined): void {
+    const was = this.#pollMs;
+    this.#pollMs = pollMs;
+    if (pollMs !== undefined && was === undefined) this.kick();
   }
 
   /** Asks for a pass soon; joins the one already running. No-op after stop(). */
@@ -175,9 +188,12 @@ export class OutboxDispatcher {
       // A cheap read first: most passes find nothing due, and a claim is a write transaction.
       const hosted = this.#o.ownership?.hosted();
       const due = await store.outbox.nextDueAt(hosted ? { hosted } : undefined);
-      if (due === undefined) return;
+      if (due === undefined) {
+        if (this.#pollMs !== undefined) this.#schedule(this.#pollMs);
+        return;
+      }
       if (due > now) {
-        this.#schedule(due - now);
+        this.#schedule(Math.min(due - now, this.#pollMs ?? Number.POSITIVE_INFINITY));
         return;
       }
       // Expire at the same `now` as the claim: no row older than maxAgeMs is ever claimed, and

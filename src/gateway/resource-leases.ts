@@ -83,13 +83,15 @@ export class ResourceLeases {
   }
 
   /**
-   * Whether this process holds `name` right now: held as of its last renewal, and that grant or
-   * renewal has not run out on this process's clock. False from the moment a stall outlasts
-   * the lease, before the next renewal says whether another node took it.
+   * How long this process still holds `name` for sure, in ms: held as of its last renewal, until
+   * that grant or renewal runs out on this process's clock; 0 when not held. It reaches 0 the
+   * moment a stall outlasts the lease, before the next renewal says whether another node took
+   * it; a connection opened now must not outlive it (a long poll past it would overlap the
+   * next holder's).
    */
-  valid(name: string): boolean {
+  remainingMs(name: string): number {
     const wanted = this.#wanted.get(name);
-    return wanted?.fence !== undefined && this.#o.clock.now() < wanted.until;
+    return wanted?.fence === undefined ? 0 : Math.max(0, wanted.until - this.#o.clock.now());
   }
 
   /** The names this process holds, sorted. */
@@ -150,9 +152,10 @@ export class ResourceLeases {
     for (const [name, wanted] of this.#wanted) {
       const fence = wanted.fence;
       if (fence === undefined) continue;
-      wanted.fence = undefined;
+      // Stopped while still held: a duty's last words (Telegram's offset confirmation) are its own.
       this.#change(name, wanted, () => wanted.duty.stop());
       await wanted.change;
+      wanted.fence = undefined;
       await store.leases
         .releaseSession(resourceLeaseKey(name), owner, fence, clock.now())
         .catch((err: unknown) =>

@@ -94,7 +94,7 @@ describe("a cluster of gateways on one PostgreSQL", () => {
         `    allowFrom: [${users.join(", ")}]`,
         "    pollTimeoutSeconds: 5",
         "logging:",
-        "  level: warn",
+        `  level: ${process.env.CLUSTER_LOG ?? "warn"}`,
         "",
       ].join("\n");
     const nodes = [1, 2, 3].map((i) => new ClusterNode(i, config, now, signals));
@@ -290,7 +290,7 @@ describe("a cluster of gateways on one PostgreSQL", () => {
         "heartbeat:",
         "  everyMs: 0",
         "logging:",
-        "  level: warn",
+        `  level: ${process.env.CLUSTER_LOG ?? "warn"}`,
         "",
       ].join("\n");
     const a = new ClusterNode(1, config(sims[0] as ModelSimulator), now, signals);

@@ -218,6 +218,25 @@ describe("OutboxDispatcher", () => {
     expect(rows.map((r) => r.platformMessageId)).toEqual(["p1", "p2", "p3"]);
   });
 
+  it("while other nodes run, finds rows they commit (no kick here) within pollMs; alone, it waits to be kicked", async () => {
+    await pass();
+    await seedTurn(store, clock, ["committed by another node"]);
+    await clock.advanceAsync(60_000);
+    await dispatcher.idle();
+    expect(channel.sent).toHaveLength(0); // alone: nothing woke it
+    dispatcher.pollOthers(1_000);
+    await dispatcher.idle();
+    expect(channel.sent.map((m) => m.text)).toEqual(["committed by another node"]);
+    await seedTurn(store, clock, ["and another"]);
+    await clock.advanceAsync(999);
+    await dispatcher.idle();
+    expect(channel.sent).toHaveLength(1);
+    await clock.advanceAsync(1);
+    await dispatcher.idle();
+    expect(channel.sent.map((m) => m.text)).toEqual(["committed by another node", "and another"]);
+    dispatcher.pollOthers(undefined);
+  });
+
   it("waits the platform's retry-after on a rate limit, then sends once", async () => {
     await seedTurn(store, clock, ["hello"]);
     channel.failures.push(new ChannelSendError("rate_limit", "429", { retryAfterMs: 5_000 }));

@@ -34,7 +34,7 @@ export const telegramModule: ChannelModule<typeof settings> = {
           workspaceDir: ctx.workspaceDir,
           pollTimeoutSeconds: settings.pollTimeoutSeconds,
           commands: ctx.commands,
-          ...(ctx.leaseValid ? { leaseValid: ctx.leaseValid } : {}),
+          ...(ctx.leaseRemainingMs ? { leaseRemainingMs: ctx.leaseRemainingMs } : {}),
           ...(ctx.previews
             ? { previewLedger: previewLedger(ctx.previews, "telegram", plan.accountId, ctx.clock) }
             : {}),

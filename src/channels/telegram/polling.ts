@@ -29,15 +29,19 @@ export interface TelegramPollerOptions {
    * per failure up to 30 s (default 500 ms). Telegram's `retry_after` takes precedence.
    */
   retryBaseMs?: number;
-  /** Wait after a 409 conflict (default 30 s). */
+  /**
+   * Wait after a 409 conflict (default 30 s; a poller under a lease, `pollWindowMs`, 2 s: the
+   * other poller is one whose lease lapsed, and it stops at its own next check).
+   */
   conflictBackoffMs?: number;
   /**
-   * Asked before each getUpdates: false while this process may not poll now (its lease on the
-   * bot lapsed — it stalled past its TTL — and its renewal has not yet said whether it still
-   * holds it). The loop then waits and asks again; another node may be polling meanwhile.
-   * Absent: always poll.
+   * Asked before each getUpdates: how long this process may keep a poll open (its lease on the
+   * bot, ms). 0: it may not poll now (the lease lapsed — it stalled past its TTL — and its
+   * renewal has not yet said whether it still holds it); the loop waits and asks again. Else
+   * the long poll's hold time is cut to end a second before the lease would: a poll never
+   * outlives the lease, so it never overlaps the next holder's. Absent: no limit.
    */
-  mayPoll?: () => boolean;
+  pollWindowMs?: () => number;
   /** Chats of one batch handled at the same time (default 4). */
   parallelChats?: number;
   /** Waits between polls (default `systemClock`). */
@@ -72,13 +76,15 @@ export class TelegramPoller {
     const retryBaseMs = o.retryBaseMs ?? 500;
     let failures = 0;
     while (!signal.aborted) {
-      if (o.mayPoll && !o.mayPoll()) {
+      const windowMs = o.pollWindowMs?.() ?? Number.POSITIVE_INFINITY;
+      if (windowMs <= 0) {
         await this.#pause(MAY_POLL_CHECK_MS, signal);
         continue;
       }
+      const timeout = Math.max(0, Math.min(o.pollTimeoutSeconds, Math.floor(windowMs / 1000) - 1));
       let updates: Update[];
       try {
-        updates = await o.getUpdates({ offset: this.#offset, timeout: o.pollTimeoutSeconds }, signal);
+        updates = await o.getUpdates({ offset: this.#offset, timeout }, signal);
         failures = 0;
       } catch (err) {
         if (signal.aborted) break;
@@ -91,7 +97,7 @@ export class TelegramPoller {
           return "unauthorized";
         }
         if (f.kind === "conflict") {
-          const waitMs = o.conflictBackoffMs ?? 30_000;
+          const waitMs = o.conflictBackoffMs ?? (o.pollWindowMs ? 2_000 : 30_000);
           o.logger.error(
             { err: f.description, retryInMs: waitMs },
             `${o.label}: Telegram refused to hand out updates (${f.description}). Another process is polling this bot, or a webhook is set for it; only one may receive updates. Trying again in ${Math.round(waitMs / 1000)} s.`,

@@ -65,8 +65,8 @@ export interface TelegramChannelOptions {
    * here and doubles per attempt up to 30 s (default 500 ms).
    */
   retryBaseMs?: number;
-  /** Whether this process holds a resource lease now (ChannelFactoryContext.leaseValid); asked before each poll. */
-  leaseValid?: (name: string) => boolean;
+  /** How long this process still holds a resource lease (ChannelFactoryContext.leaseRemainingMs); asked before each poll. */
+  leaseRemainingMs?: (name: string) => number;
   /** Wait after a 409 on getUpdates: another poller or a webhook holds the bot (default 30 s). */
   conflictBackoffMs?: number;
   /** Least time between two edits of a streaming preview (default 1 s). */
@@ -204,7 +204,7 @@ export class TelegramChannel implements Channel {
       return;
     }
     await bot.api.deleteWebhook();
-    const [leaseValid, exclusive] = [o.leaseValid, this.exclusive];
+    const [remaining, exclusive] = [o.leaseRemainingMs, this.exclusive];
     const poller = new TelegramPoller({
       label: this.#label(),
       getUpdates: (params, signal) =>
@@ -215,7 +215,7 @@ export class TelegramChannel implements Channel {
       ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
       ...(o.conflictBackoffMs !== undefined ? { conflictBackoffMs: o.conflictBackoffMs } : {}),
       // Not while this process's lease on the bot has run out (it stalled): another may poll.
-      ...(leaseValid && exclusive ? { mayPoll: () => leaseValid(exclusive) } : {}),
+      ...(remaining && exclusive ? { pollWindowMs: () => remaining(exclusive) } : {}),
       clock: this.#clock,
       random: o.random,
       logger: o.logger,
@@ -265,9 +265,13 @@ export class TelegramChannel implements Channel {
       await this.#connecting;
       await this.#polling;
       this.#life = undefined;
-      // Confirm what was committed, so a restart does not fetch it again (dedupe would drop it anyway).
+      // Confirm what was committed, so a restart does not fetch it again (dedupe would drop it
+      // anyway) — only while this process still holds the bot: a node that lost its lease (it
+      // stalled) would, by polling, knock the new holder's long poll off.
       const offset = this.#poller?.offset ?? 0;
-      if (offset > 0) {
+      const remaining = this.#o.leaseRemainingMs;
+      const holds = !remaining || !this.exclusive || remaining(this.exclusive) > 0;
+      if (offset > 0 && holds) {
         await this.#bot?.api
           .getUpdates({ offset, limit: 1, timeout: 0 }, AbortSignal.timeout(5_000) as GrammySignal)
           .catch(() => undefined);

@@ -214,9 +214,9 @@ describe("Telegram polling errors", () => {
     const asked: string[] = [];
     const { tg, channel, sink, clock } = await setup({
       pollTimeoutSeconds: 0,
-      leaseValid: (name) => {
+      leaseRemainingMs: (name) => {
         asked.push(name);
-        return valid;
+        return valid ? 60_000 : 0;
       },
     });
     const polls = () => tg.calls.filter((c) => c.method === "getUpdates").length;
@@ -237,6 +237,30 @@ describe("Telegram polling errors", () => {
     clock.advance(250);
     await until(() => sink.accepted.length === 1, "polling again once the lease is valid");
     expect(new Set(asked)).toEqual(new Set(["channel:telegram:default"]));
+  });
+
+  it("under a lease, a long poll ends before the lease would, and a 409 (a poller whose lease lapsed) is waited out for 2 s", async () => {
+    const { tg, channel, sink, clock } = await setup({
+      pollTimeoutSeconds: 30,
+      leaseRemainingMs: () => 10_500,
+    });
+    tg.injectFault({
+      method: "getUpdates",
+      errorCode: 409,
+      description:
+        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+      times: 1,
+    });
+    const polls = () => tg.calls.filter((c) => c.method === "getUpdates");
+    await channel.start(sink);
+    tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "after the conflict" });
+    await until(() => polls().length === 1 && clock.pendingTimers === 1, "the conflict and its wait");
+    clock.advance(2_000);
+    await until(() => sink.accepted.length === 1, "the message after the conflict");
+    const [first, second] = polls();
+    expect((second?.timeMs ?? 0) - (first?.timeMs ?? 0)).toBe(2_000);
+    // 10.5 s of lease left: the poll is held 9 s at most, ending a second before the lease would.
+    expect(second?.params.timeout).toBe(9);
   });
 
   it("reports a webhook Telegram refuses (400) as a configuration problem, without retrying", async () => {
