@@ -82,15 +82,20 @@ describe("the cluster-wide model-call cap", () => {
     // One helper holds the one permit; the other (normal) waits on A, its demand in the store.
     // Ann's own next call (human) has run already or waits too: whichever A admitted first.
     let annWaits = 0;
-    await until(async () => {
-      const c = await census();
-      annWaits = labels().includes("ann after spawning") ? 0 : 1;
-      return labels().includes("helper") && c.demands.normal === 1 && c.demands.human === annWaits;
-    }, "one helper running, the other waiting");
+    await until(
+      async () => {
+        const c = await census();
+        annWaits = labels().includes("ann after spawning") ? 0 : 1;
+        return labels().includes("helper") && c.demands.normal === 1 && c.demands.human === annWaits;
+      },
+      "one helper running, the other waiting",
+      30_000,
+    );
     const bob = b.chat("bob", "hello from bob");
     await until(
       async () => (await census()).demands.human === annWaits + 1,
       "Bob's call waiting on gateway B",
+      30_000,
     );
     releaseHelper();
     expect((await bob).body.replies?.[0]?.text).toBe("done: bob");
@@ -137,5 +142,5 @@ describe("the cluster-wide model-call cap", () => {
       releaseHelper();
       await Promise.all([a.stop(), b.stop()]);
     }
-  }, 60_000);
+  }, 120_000);
 });

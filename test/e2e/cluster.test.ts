@@ -197,6 +197,7 @@ describe("a cluster of gateways on one PostgreSQL", () => {
       );
     } finally {
       for (const n of nodes) n.killAll();
+      for (const n of nodes) n.removeFolders();
       await recorder.close();
       await tg.close();
     }
@@ -312,6 +313,8 @@ describe("a cluster of gateways on one PostgreSQL", () => {
       console.info(`cluster/http: ${now() - startedAt} ms`);
     } finally {
       await Promise.all([a.terminate(), b.terminate()]);
+      a.removeFolders();
+      b.removeFolders();
       for (const sim of sims) await sim.close();
     }
   }, 120_000);

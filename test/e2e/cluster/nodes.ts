@@ -5,7 +5,7 @@
  * config can carry (e.g. in a Telegram `apiRoot`) so fakes can tell processes apart. What the
  * driver did to each process (SIGKILL, SIGSTOP, SIGCONT) is kept with its time.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type GatewayLife, GatewayRunner } from "../../chaos/gateway-runner.js";
@@ -18,6 +18,7 @@ const LISTEN_MS = 60_000;
 export class ClusterNode {
   readonly index: number;
   readonly home: string;
+  readonly #cwd: string;
   readonly #runner: GatewayRunner;
   readonly #config: (life: string) => string;
   readonly #signals: Map<string, LifeSignals>;
@@ -34,12 +35,13 @@ export class ClusterNode {
   ) {
     this.index = index;
     this.home = mkdtempSync(join(tmpdir(), `sy-node${index}-`));
+    this.#cwd = mkdtempSync(join(tmpdir(), "sy-node-cwd-"));
     this.#config = config;
     this.#signals = signals;
     this.#runner = new GatewayRunner({
       home: this.home,
       configPath: join(this.home, "switchyard.yaml"),
-      cwd: mkdtempSync(join(tmpdir(), "sy-node-cwd-")),
+      cwd: this.#cwd,
       now,
       reapAtOnce: true,
     });
@@ -106,6 +108,15 @@ export class ClusterNode {
   /** The running process's stderr tail. */
   stderrTail(): string {
     return this.#life?.stderrTail() ?? "";
+  }
+
+  /**
+   * Deletes the node's home and working folder, once its processes are gone; kept when
+   * CLUSTER_KEEP is set (their logs/switchyard.log tell what each life did).
+   */
+  removeFolders(): void {
+    if (process.env.CLUSTER_KEEP) return;
+    for (const dir of [this.home, this.#cwd]) rmSync(dir, { recursive: true, force: true });
   }
 
   /** SIGKILLs everything still running (synchronous: fit for an `exit` handler). */
