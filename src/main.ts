@@ -22,6 +22,7 @@ import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
 import { claimOwnership } from "./gateway/owners.js";
 import { scheduleClaimable, takeOver } from "./gateway/recovery.js";
 import { Router } from "./gateway/router.js";
+import { HeldSessionWatch } from "./gateway/held-sessions.js";
 import { ResourceLeases } from "./gateway/resource-leases.js";
 import { SessionLeases } from "./gateway/session-leases.js";
 import { statusSnapshot } from "./gateway/status-snapshot.js";
@@ -158,6 +159,12 @@ async function assemble(
     );
     outbox.pollOthers(others ? OTHERS_POLL_MS : undefined);
   };
+  const sweep = async () => {
+    await takeOver({ store, clock, logger, metrics });
+    if (intake.on) await scheduleClaimable({ store, clock, scheduler, owner, lanes });
+  };
+  // A session another node holds is taken over the moment that node's lease runs out.
+  const heldSessions = new HeldSessionWatch({ store, clock, logger, sweep });
   const leases = new SessionLeases({
     store,
     owner,
@@ -168,8 +175,7 @@ async function assemble(
     onRenewed: (stillHeld, until) => resources.renewed(stillHeld, until),
     onSweep: async () => {
       await watchOtherNodes();
-      await takeOver({ store, clock, logger, metrics });
-      if (intake.on) await scheduleClaimable({ store, clock, scheduler, owner, lanes });
+      await sweep();
     },
   });
   const turns = new TurnRunner({
@@ -179,6 +185,7 @@ async function assemble(
     channelFor: channels.channelFor,
     events,
     leases,
+    onHeldElsewhere: (sessionKey) => heldSessions.held(sessionKey),
     progressTimeoutMs: config.agent.progressTimeoutMs,
     clock,
     logger: logger.child({ name: "harness.run" }),
@@ -325,7 +332,10 @@ async function assemble(
   gateway.open();
   await watchOtherNodes();
   leases.start();
-  onOpened("session leases", () => leases.stop());
+  onOpened("session leases", () => {
+    leases.stop();
+    heldSessions.stop();
+  });
   // Turn sources (heartbeat, cron) start last, once intake is open.
   await capabilities.start({ turns, events, resources });
   logger.info(
@@ -368,6 +378,7 @@ async function assemble(
           logger.warn({ err, capability: name }, "a capability did not stop cleanly"),
         );
         leases.stop();
+        heldSessions.stop();
         // Exclusive connections and duties end first, so the node taking them over never overlaps.
         await resources.releaseAll();
         await leases

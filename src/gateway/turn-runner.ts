@@ -38,6 +38,8 @@ export interface TurnRunnerOptions {
   events: GatewayEvents;
   /** Session ownership: a turn runs only under its session's lease. */
   leases: SessionLeases;
+  /** A turn found its session held by another process (HeldSessionWatch: sweep when it frees). */
+  onHeldElsewhere?(sessionKey: string): void;
   /** For the failure notice of a turn the watchdog stopped. */
   progressTimeoutMs: number;
   clock: Clock;
@@ -71,6 +73,7 @@ export class TurnRunner {
     const lease = await leases.acquire(sessionKey);
     if (!lease) {
       this.#o.logger.debug({ sessionKey }, "session held by another process; its turn runs there");
+      this.#o.onHeldElsewhere?.(sessionKey);
       events.emit({ type: "turn_ended", sessionKey });
       return;
     }
