@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/util/clock.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
+import { FakeDiscord } from "../fakes/discord-api.js";
 import { FakeTelegramBotApi } from "../fakes/telegram-bot-api.js";
 import { simulatorConfig, startTestGateway, type TestGateway } from "../helpers/test-gateway.js";
 import { until } from "../helpers/until.js";
@@ -138,5 +139,47 @@ describe("connections one node holds (resource leases)", () => {
     await renewal(b);
     await renewal(a);
     expect(tg.pollConflicts(TOKEN)).toBe(conflicts);
+  });
+
+  it("one Discord gateway connection per bot: the other node stands by, then connects once the holder stops", async () => {
+    const sim = new ModelSimulator();
+    await sim.start();
+    sim.setDefault((r) => ({
+      text: `pong for ${[...JSON.stringify(r.body).matchAll(/ping \d+/g)].at(-1)?.[0]}`,
+    }));
+    opened.push({ close: () => sim.close() });
+    const TOKEN_D = "fake-discord-token-for-exclusive-tests";
+    const fake = new FakeDiscord({ token: TOKEN_D, heartbeatIntervalMs: 300 });
+    await fake.start();
+    opened.push({ close: () => fake.close() });
+    home = mkdtempSync(join(tmpdir(), "sy-exclusive-"));
+    const raw = {
+      ...simulatorConfig(sim, "anthropic"),
+      gateway: { leaseTtlMs: TTL },
+      channels: { discord: { token: TOKEN_D, apiUrl: fake.apiUrl, dmPolicy: "open" } },
+      heartbeat: { everyMs: 0 },
+    };
+    const start = async (clock: ManualClock): Promise<Node> => {
+      const gw = await startTestGateway(raw, { home: home as string, clock });
+      const node = { gw, clock, stopped: false };
+      opened.push({ close: async () => void (node.stopped || (await gw.stop())) });
+      return node;
+    };
+    const hostsDiscord = (n: Node) => n.gw.running.channels.hosted().some((c) => c.channel === "discord");
+    const ann = { id: "400000000000000031", username: "ann" };
+    const a = await start(new ManualClock(Date.now()));
+    const b = await start(new ManualClock(Date.now()));
+    expect([hostsDiscord(a), hostsDiscord(b)]).toEqual([true, false]);
+    expect(fake.connections()).toBe(1);
+    const dm = fake.dm({ author: ann, content: "ping 1" }).channel_id;
+    await until(() => fake.botMessages(dm).length === 1, "the first answer");
+    a.stopped = true;
+    await a.gw.stop();
+    await renewal(b);
+    await until(() => hostsDiscord(b) && fake.connections() === 1, "b connects");
+    fake.dm({ author: ann, content: "ping 2" });
+    await until(() => fake.botMessages(dm).length === 2, "the second answer");
+    expect(fake.botMessages(dm).map((m) => m.content)).toEqual(["pong for ping 1", "pong for ping 2"]);
+    expect(fake.identifies).toBe(2);
   });
 });
