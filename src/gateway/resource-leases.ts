@@ -123,6 +123,23 @@ export class ResourceLeases {
         const lease = await store.leases.getSession(key, clock.now());
         if (lease?.owner === owner && lease.fence === fence) continue;
         if (wanted.fence !== fence) continue;
+        // It lapsed (this process stalled, or its clock jumped). Taken again at once, its fence
+        // moves by exactly one when nobody held it meanwhile: the duty then goes on as it was.
+        const again = await store.leases.acquireSession(key, owner, clock.now(), ttlMs);
+        if (again) {
+          wanted.fence = again.fence;
+          wanted.until = again.leaseUntil;
+          if (again.fence === fence + 1) {
+            logger.warn({ resource: name }, "a resource lease lapsed and nobody took it; holding it again");
+            continue;
+          }
+          logger.error({ resource: name }, "another node held this duty meanwhile; restarting it here");
+          this.#change(name, wanted, async () => {
+            await wanted.duty.stop();
+            await wanted.duty.start();
+          });
+          continue;
+        }
         wanted.fence = undefined;
         logger.error({ resource: name }, "lost a resource lease (stalled past its TTL?); stopping its duty");
         this.#change(name, wanted, () => wanted.duty.stop());

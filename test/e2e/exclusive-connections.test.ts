@@ -141,6 +141,21 @@ describe("connections one node holds (resource leases)", () => {
     expect(tg.pollConflicts(TOKEN)).toBe(conflicts);
   });
 
+  it("a lease that lapsed while no other node took it (a clock jump, a stall) is held again; polling goes on", async () => {
+    const { tg, start } = await cluster();
+    const a = await start(new ManualClock(Date.now()));
+    const getMes = () => tg.calls.filter((c) => c.method === "getMe").length;
+    const before = getMes();
+    await a.clock.advanceAsync(3_600_000); // an hour passes at once: every lease lapses
+    await renewal(a);
+    await until(async () => (await resourcesOf(a)).length === 2, "the leases held again");
+    expect(await resourcesOf(a)).toEqual([POLLING, "heartbeat:main"]);
+    expect(hostsTelegram(a)).toBe(true);
+    expect(getMes()).toBe(before); // not reconnected
+    tg.pushMessage(TOKEN, { from: ANN, chat: { id: ANN.id, type: "private" }, text: "ping 9" });
+    await until(() => pongs(tg).length === 1, "an answer after the jump");
+  });
+
   it("one Discord gateway connection per bot: the other node stands by, then connects once the holder stops", async () => {
     const sim = new ModelSimulator();
     await sim.start();
