@@ -19,7 +19,7 @@ import { GatewayEvents } from "./gateway/events.js";
 import { Gateway, IntakeSwitch } from "./gateway/gateway.js";
 import { GatewayMetrics } from "./gateway/metrics.js";
 import { OutboxDispatcher } from "./gateway/outbox-dispatcher.js";
-import { claimOwnership } from "./gateway/owners.js";
+import { claimOwnership, otherNodesAlive } from "./gateway/owners.js";
 import { scheduleClaimable, takeOver } from "./gateway/recovery.js";
 import { Router } from "./gateway/router.js";
 import { HeldSessionWatch } from "./gateway/held-sessions.js";
@@ -143,20 +143,19 @@ async function assemble(
     maxAttempts: config.outbox.maxAttempts,
     ownership: { owner, ttlMs: config.gateway.leaseTtlMs, hosted: () => channels.hosted() },
   });
-  // Duties one node runs at a time (a bot's long polling, a Discord connection, the heartbeat).
-  const resources = new ResourceLeases({
+  const leaseBase = {
     store,
     owner,
     ttlMs: config.gateway.leaseTtlMs,
     clock,
     logger: logger.child({ name: "gateway.leases" }),
-  });
+  };
+  // Duties one node runs at a time (a bot's long polling, a Discord connection, the heartbeat).
+  const resources = new ResourceLeases(leaseBase);
   // Rows another node commits for a channel this one hosts wake nothing here: while other nodes
   // are alive, the outbox looks for them every second.
   const watchOtherNodes = async () => {
-    const others = (await store.leases.listOwners()).some(
-      (o) => o.owner !== owner && clock.now() - (o.heartbeatAt ?? 0) < config.gateway.leaseTtlMs,
-    );
+    const others = await otherNodesAlive(store, owner, clock.now(), config.gateway.leaseTtlMs);
     outbox.pollOthers(others ? OTHERS_POLL_MS : undefined);
   };
   const sweep = async () => {
@@ -166,11 +165,7 @@ async function assemble(
   // A session another node holds is taken over the moment that node's lease runs out.
   const heldSessions = new HeldSessionWatch({ store, clock, logger, sweep });
   const leases = new SessionLeases({
-    store,
-    owner,
-    ttlMs: config.gateway.leaseTtlMs,
-    clock,
-    logger: logger.child({ name: "gateway.leases" }),
+    ...leaseBase,
     onLost: (sessionKey) => lanes.abortRunning(sessionKey, "evicted"),
     onRenewed: (stillHeld, until) => resources.renewed(stillHeld, until),
     onSweep: async () => {

@@ -65,3 +65,24 @@ export async function claimOwnership(options: OwnerRegistryOptions): Promise<Own
   }
   return claim;
 }
+
+/** Whether an owner's heartbeat (its last lease renewal) is within `leaseTtlMs` of `now`: a live node. */
+export function heartbeatFresh(
+  heartbeatAt: number | null | undefined,
+  now: number,
+  leaseTtlMs: number,
+): boolean {
+  return heartbeatAt !== null && heartbeatAt !== undefined && now - heartbeatAt < leaseTtlMs;
+}
+
+/** Whether any node other than `self` is alive (status and the outbox's look for others' rows). */
+export async function otherNodesAlive(
+  store: Store,
+  self: string,
+  now: number,
+  leaseTtlMs: number,
+): Promise<boolean> {
+  return (await store.leases.listOwners()).some(
+    (o) => o.owner !== self && heartbeatFresh(o.heartbeatAt, now, leaseTtlMs),
+  );
+}

@@ -7,6 +7,7 @@
  * registered in the store (on this machine or others sharing the database), alive or stale by
  * its last heartbeat, and what each holds.
  */
+import { heartbeatFresh } from "./owners.js";
 import type { AuthProfileState } from "../store/repos/auth-profile-repo.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
@@ -75,7 +76,7 @@ export async function nodeStatuses(
       pid: o.pid,
       startedAt: o.startedAt,
       heartbeatAt: beat,
-      alive: beat !== null && now - beat < leaseTtlMs,
+      alive: heartbeatFresh(beat, now, leaseTtlMs),
       self: o.owner === self,
       sessions: h?.sessions ?? 0,
       resources: h?.resources ?? [],
