@@ -60,26 +60,12 @@ export class ResourceLeases {
     if (this.#wanted.has(name)) throw new Error(`resource ${name} is wanted twice`);
     const wanted: Wanted = { duty, fence: undefined, until: 0, change: Promise.resolve() };
     this.#wanted.set(name, wanted);
-    const got = await this.#o.store.leases.acquireSession(
-      resourceLeaseKey(name),
-      this.#o.owner,
-      this.#o.clock.now(),
-      this.#o.ttlMs,
-    );
-    if (!got) {
+    if (!(await this.#take(name, wanted))) {
       this.#o.logger.info({ resource: name }, "another node holds this duty; standing by to take it over");
       return false;
     }
-    wanted.fence = got.fence;
-    wanted.until = got.leaseUntil;
-    this.#o.logger.debug({ resource: name, fence: got.fence }, "holding a resource lease");
     await duty.start();
     return true;
-  }
-
-  /** Whether this process holds `name` as far as it knows (as of its last renewal). */
-  holds(name: string): boolean {
-    return this.#wanted.get(name)?.fence !== undefined;
   }
 
   /**
@@ -94,69 +80,58 @@ export class ResourceLeases {
     return wanted?.fence === undefined ? 0 : Math.max(0, wanted.until - this.#o.clock.now());
   }
 
-  /** The names this process holds, sorted. */
-  held(): string[] {
-    return [...this.#wanted]
-      .filter(([, w]) => w.fence !== undefined)
-      .map(([name]) => name)
-      .sort();
-  }
-
   /**
    * After a renewal of this owner's leases (`stillHeld`: every lease key it renewed, now held
-   * `until`): stops the duties whose lease is gone, and asks for the ones not held. Duties start and stop in the
-   * background (each logged if it fails); `settled()` waits for them.
+   * `until`): keeps the duties still held, settles the ones whose lease is missing, and asks for
+   * the ones not held. Duties start and stop in the background (each logged if it fails).
    */
   async renewed(stillHeld: ReadonlySet<string>, until: number): Promise<void> {
     if (this.#stopped) return;
-    const { store, owner, ttlMs, clock, logger } = this.#o;
     for (const [name, wanted] of this.#wanted) {
-      const key = resourceLeaseKey(name);
-      if (wanted.fence !== undefined) {
-        if (stillHeld.has(key)) {
-          wanted.until = until;
-          continue;
+      if (wanted.fence === undefined) {
+        if ((await this.#take(name, wanted)) && !this.#stopped) {
+          this.#o.logger.warn({ resource: name, fence: wanted.fence }, "took over a duty another node held");
+          this.#change(name, wanted, () => wanted.duty.start());
         }
-        // Granted while the renewal was on its way (the store's calls run concurrently on
-        // PostgreSQL), the renewal cannot have seen it: the store itself says.
-        const fence = wanted.fence;
-        const lease = await store.leases.getSession(key, clock.now());
-        if (lease?.owner === owner && lease.fence === fence) continue;
-        if (wanted.fence !== fence) continue;
-        // It lapsed (this process stalled, or its clock jumped). Taken again at once, its fence
-        // moves by exactly one when nobody held it meanwhile: the duty then goes on as it was.
-        const again = await store.leases.acquireSession(key, owner, clock.now(), ttlMs);
-        if (again) {
-          wanted.fence = again.fence;
-          wanted.until = again.leaseUntil;
-          if (again.fence === fence + 1) {
-            logger.warn({ resource: name }, "a resource lease lapsed and nobody took it; holding it again");
-            continue;
-          }
-          logger.error({ resource: name }, "another node held this duty meanwhile; restarting it here");
-          this.#change(name, wanted, async () => {
-            await wanted.duty.stop();
-            await wanted.duty.start();
-          });
-          continue;
-        }
-        wanted.fence = undefined;
-        logger.error({ resource: name }, "lost a resource lease (stalled past its TTL?); stopping its duty");
-        this.#change(name, wanted, () => wanted.duty.stop());
-        continue;
-      }
-      const got = await store.leases.acquireSession(key, owner, clock.now(), ttlMs);
-      if (!got || this.#stopped) continue;
-      wanted.fence = got.fence;
-      wanted.until = got.leaseUntil;
-      logger.warn({ resource: name, fence: got.fence }, "took over a duty another node held");
-      this.#change(name, wanted, () => wanted.duty.start());
+      } else if (stillHeld.has(resourceLeaseKey(name))) wanted.until = until;
+      else await this.#missing(name, wanted, wanted.fence);
     }
   }
 
-  /** Resolves once every duty's start or stop in progress has ended. */
-  async settled(): Promise<void> {
-    await Promise.all([...this.#wanted.values()].map((w) => w.change));
+  /** A held lease the renewal did not extend: still ours, lapsed and taken again, or lost. */
+  async #missing(name: string, wanted: Wanted, fence: number): Promise<void> {
+    const { store, owner, clock, logger } = this.#o;
+    // Granted while the renewal was on its way (the store's calls run concurrently on
+    // PostgreSQL), the renewal cannot have seen it: the store itself says.
+    const lease = await store.leases.getSession(resourceLeaseKey(name), clock.now());
+    if ((lease?.owner === owner && lease.fence === fence) || wanted.fence !== fence) return;
+    // It lapsed (this process stalled, or its clock jumped). Taken again at once, its fence
+    // moves by exactly one when nobody held it meanwhile: the duty then goes on as it was.
+    if (await this.#take(name, wanted)) {
+      if (wanted.fence === fence + 1) {
+        logger.warn({ resource: name }, "a resource lease lapsed and nobody took it; holding it again");
+        return;
+      }
+      logger.error({ resource: name }, "another node held this duty meanwhile; restarting it here");
+      this.#change(name, wanted, async () => {
+        await wanted.duty.stop();
+        await wanted.duty.start();
+      });
+      return;
+    }
+    wanted.fence = undefined;
+    logger.error({ resource: name }, "lost a resource lease (stalled past its TTL?); stopping its duty");
+    this.#change(name, wanted, () => wanted.duty.stop());
+  }
+
+  /** Asks for the lease of `name`; when granted, records its fence and end. True when held. */
+  async #take(name: string, wanted: Wanted): Promise<boolean> {
+    const { store, owner, clock, ttlMs } = this.#o;
+    const got = await store.leases.acquireSession(resourceLeaseKey(name), owner, clock.now(), ttlMs);
+    if (!got) return false;
+    wanted.fence = got.fence;
+    wanted.until = got.leaseUntil;
+    return true;
   }
 
   /**

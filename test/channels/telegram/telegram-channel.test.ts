@@ -280,6 +280,8 @@ describe("Telegram polling errors", () => {
       commands: [],
       logger: createLogger({ level: "silent" }),
     });
+    // A webhook is every node's (no lease): Telegram posts each update to one URL.
+    expect(hooked.exclusive).toBeUndefined();
     await expect(hooked.start(sink)).rejects.toThrow(
       /telegram account hooks: Telegram refused the webhook \(400 Bad Request: bad webhook.*check channels\.telegram\.webhook/,
     );
