@@ -51,9 +51,10 @@ interface Waiter {
  * permits it holds, and the two timers (poll, renewal) that run only while there are either.
  *
  * A pass asks the store for waiters in priority order. Every waiting person is asked each pass,
- * so each has a live demand row that keeps other processes' normal and background calls out;
- * the first refusal of a normal or background call ends the pass (the ones behind it would be
- * refused as well). A pass runs on each new call, on each release of one of our permits (the
+ * so each has a live demand row that keeps other processes' normal and background calls out.
+ * Once one call is refused, only the first waiting call of each lower rank is asked: it would be
+ * refused too, but its answer stores its demand, so helper work waiting behind this process's
+ * person still goes before other processes' background work. A pass runs on each new call, on each release of one of our permits (the
  * in-process wake), and every `pollMs` while calls wait (a permit freed by another process).
  *
  * Renewal: permits are renewed on a timer of their own, by call id, not through the session
@@ -204,9 +205,13 @@ export class ClusterPermits {
   async #pass(): Promise<void> {
     let refused = false;
     for (const priority of RANKS) {
+      // After a refusal only each lower rank's first call is asked: it is refused as well, and
+      // that answer stores its demand, which keeps other processes' lower-ranked calls out.
+      let asked = false;
       for (const waiter of [...this.#waiting[priority]]) {
         if (waiter.done) continue;
-        if (refused && priority !== "human") return;
+        if (refused && priority !== "human" && asked) break;
+        asked = true;
         const answer = await this.#repo.tryAcquire({
           owner: this.#owner,
           callId: waiter.callId,
@@ -230,7 +235,6 @@ export class ClusterPermits {
         this.#held.add(waiter.callId);
         waiter.resolve(this.#lease(waiter.callId));
       }
-      if (refused) return;
     }
   }
 

@@ -125,6 +125,34 @@ describe("ClusterPermits", () => {
     expect(laterBackground.lease).not.toBeNull();
   });
 
+  it("helper work waiting behind a person on the same process keeps its place before other processes' background work", async () => {
+    const a = node("gw_a");
+    const b = node("gw_b");
+    const c = node("gw_c");
+    const running = track(b, "normal");
+    await flush();
+    const background = track(c, "background");
+    await flush();
+    // A's person and A's helper call both wait: each rank's first call has its demand stored.
+    const person = track(a, "human");
+    const helper = track(a, "normal");
+    await flush();
+    expect((await store.permits.census(clock.now())).demands).toEqual({ human: 1, normal: 1, background: 1 });
+    running.lease?.release();
+    await clock.advanceAsync(POLL);
+    await flush();
+    expect(person.lease).not.toBeNull();
+    person.lease?.release();
+    await flush();
+    // A's release wakes A's helper at once; C's background (queued before either) still waits.
+    expect(helper.lease).not.toBeNull();
+    expect(background.lease).toBeNull();
+    helper.lease?.release();
+    await clock.advanceAsync(POLL);
+    await flush();
+    expect(background.lease).not.toBeNull();
+  });
+
   it("keeps reservedForHuman permits for people across processes", async () => {
     const a = node("gw_a", 2, 1);
     const b = node("gw_b", 2, 1);
