@@ -5,6 +5,7 @@ import { createChannels } from "./app/channels.js";
 import { buildAgent } from "./app/agent.js";
 import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
+import { accessPolicies, serveControlPage } from "./app/admin.js";
 import type { AssignmentsCapability } from "./capabilities/assignments/module.js";
 import type { CronCapability } from "./capabilities/cron/module.js";
 import type { HeartbeatCapability } from "./capabilities/heartbeat/module.js";
@@ -85,7 +86,7 @@ async function assemble(
   // This process's instance id: the owner of its session leases, its model-call permits and the
   // rows it works on.
   const owner = newId("gw");
-  const { pool, lanes, permits } = buildLanes(config, clock, metrics, logger, { store, owner });
+  const { pool, lanes, permits, onLaneEvent } = buildLanes(config, clock, metrics, logger, { store, owner });
   if (permits) onOpened("cluster permits", () => permits.close());
 
   const channels = new ChannelDirectory();
@@ -110,7 +111,11 @@ async function assemble(
   const memory = capabilities.get<MemoryCapability>("memory");
   const heartbeat = capabilities.get<HeartbeatCapability>("heartbeat");
   const cron = capabilities.get<CronCapability>("cron");
+  const events = new GatewayEvents((err, event) =>
+    logger.error({ err, event: event.type }, "a gateway event listener failed"),
+  );
   const agent = buildAgent(config, {
+    onAppended: (sessionKey) => events.emit({ type: "transcript_appended", sessionKey }),
     store,
     router: models,
     workspaceDir,
@@ -124,9 +129,6 @@ async function assemble(
     ...(tasks ? { assignments: tasks } : {}),
   });
 
-  const events = new GatewayEvents((err, event) =>
-    logger.error({ err, event: event.type }, "a gateway event listener failed"),
-  );
   const waiters = new AnswerWaiters({
     store,
     events,
@@ -262,28 +264,48 @@ async function assemble(
   // Recovery may already schedule turns: a failed start aborts them before the store closes.
   onOpened("gateway", () => gateway.shutdown(1));
 
+  // What the status route and the control page both read.
+  const live = {
+    store,
+    lanes,
+    pool,
+    gateway,
+    channels,
+    clock,
+    model: config.agent.model,
+    provider: models.primary.provider,
+    simulated: models.simulated,
+    usage,
+    authProfiles: models.authProfiles,
+    ...(heartbeat ? { heartbeat: () => heartbeat.status() } : {}),
+  };
   serveGatewayRoutes(server, {
     gateway,
     metrics,
     status: () =>
       statusSnapshot({
-        store,
-        lanes,
-        pool,
-        gateway,
-        channels,
-        clock,
-        model: config.agent.model,
-        provider: models.primary.provider,
-        simulated: models.simulated,
+        ...live,
         maxConcurrent: config.lanes.maxConcurrent,
         workspaceDir,
-        usage,
-        authProfiles: models.authProfiles,
-        ...(heartbeat ? { heartbeat: () => heartbeat.status() } : {}),
         node: { owner, leaseTtlMs: config.gateway.leaseTtlMs },
       }),
   });
+  serveControlPage(
+    server,
+    {
+      ...live,
+      agentId: config.agent.id,
+      chain: [config.agent.model, ...config.agent.fallbacks],
+      kickScheduler: () => cron?.scheduler()?.tick(),
+      stopMore: (sessionKey) => capabilities.stopSession(sessionKey),
+      policies: accessPolicies(config, options.channelModules ?? defaultChannelModules),
+      ...(options.logTail ? { logTail: options.logTail } : {}),
+      events,
+      onLaneEvent,
+      logger: logger.child({ name: "gateway.admin" }),
+    },
+    { tokenRequired: config.gateway.auth.token !== undefined, uiDir: options.uiDir },
+  );
 
   // This process is an owner before it takes any lease, and a dead one's leases end now; then
   // recovery, before anything can write the inbox; then intake; then replies go out.

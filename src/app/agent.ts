@@ -58,6 +58,8 @@ export interface AgentSetup {
   };
   /** Counts JIT firings; default none. */
   metrics?: Pick<GatewayMetrics, "jitFirings">;
+  /** Told after a turn's events were written (the control page follows a running turn). */
+  onAppended?: (sessionKey: string) => void;
 }
 
 /** The agent session, its compactor (for `/compact`), and what to close on stop. */
@@ -138,8 +140,19 @@ export function buildAgent(
     privateContextFiles: [],
     timeZone,
   });
+  const { onAppended } = deps;
+  const transcript: TranscriptAccess = onAppended
+    ? {
+        tail: (...args) => deps.store.transcript.tail(...args),
+        append: async (...args) => {
+          const written = await deps.store.transcript.append(...args);
+          if (written) onAppended(args[0]);
+          return written;
+        },
+      }
+    : deps.store.transcript;
   const session = new AgentSession({
-    transcript: deps.store.transcript,
+    transcript,
     router: deps.router,
     tools,
     workspaceDir: deps.workspaceDir,

@@ -1,4 +1,5 @@
 /** What starting the gateway takes, and what a started one offers (see src/main.ts). */
+import type { LogTail } from "../admin/log-tail.js";
 import type { ChannelModules } from "../channels/registry.js";
 import type { CapabilityModule } from "../capabilities/types.js";
 import type { Config } from "../config/schema.js";
@@ -41,6 +42,10 @@ export interface StartGatewayOptions {
    * instrumentation). The gateway closes the store it gets back on stop.
    */
   wrapStore?: (store: Store) => Store;
+  /** Recent log lines for the control page's Logs view (the logger's tap). */
+  logTail?: LogTail;
+  /** The built control page's folder; default the package's `dist/ui`. */
+  uiDir?: string;
 }
 
 /** A started gateway. */

@@ -6,7 +6,7 @@ import { ClusterPermits } from "../gateway/lanes/cluster-permits.js";
 import { ClusterSlotPool } from "../gateway/lanes/cluster-slot-pool.js";
 import { GlobalLane } from "../gateway/lanes/global-lane.js";
 import { LaneQueue } from "../gateway/lanes/lane-queue.js";
-import type { ModelSlotPool } from "../gateway/lanes/types.js";
+import type { LaneQueueEvent, ModelSlotPool } from "../gateway/lanes/types.js";
 import type { GatewayMetrics } from "../gateway/metrics.js";
 import type { Store } from "../store/types.js";
 import type { Clock } from "../util/clock.js";
@@ -50,11 +50,14 @@ export function buildLanes(
           onError: (err, what) => laneLog.warn({ err }, `cluster permits: could not ${what}`),
         });
   const pool: ModelSlotPool = permits ? new ClusterSlotPool(local, permits) : local;
+  // Who else follows the lanes (the control page's live stream).
+  const laneListeners = new Set<(e: LaneQueueEvent) => void>();
   const lanes = new LaneQueue({
     pool,
     clock,
     progressTimeoutMs: config.agent.progressTimeoutMs,
     onEvent: (e) => {
+      for (const listener of laneListeners) listener(e);
       if (e.type === "started") metrics.laneWait.observe(e.waitedMs / 1000, { priority: e.priority });
       else if (e.type === "aborted")
         laneLog.warn({ sessionKey: e.sessionKey, reason: e.reason }, "run aborted");
@@ -62,7 +65,11 @@ export function buildLanes(
   });
   registerGauges(metrics, lanes, local);
   // `pool` is this node's slots (status, gauges); with a cluster cap the lanes also take a permit.
-  return { pool: local, lanes, permits };
+  const onLaneEvent = (listener: (e: LaneQueueEvent) => void) => {
+    laneListeners.add(listener);
+    return () => laneListeners.delete(listener);
+  };
+  return { pool: local, lanes, permits, onLaneEvent };
 }
 
 /** Gauges read at scrape time. */

@@ -2,6 +2,7 @@
  * `switchyard gateway`: load config, refuse an unsafe bind, start, run until SIGTERM/SIGINT, then
  * drain and stop. A second signal during the drain exits at once (130 for SIGINT, 143 for SIGTERM).
  */
+import { LogTail } from "../admin/log-tail.js";
 import { join } from "node:path";
 import { ensureWritableFolder, resolveHome } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
@@ -71,6 +72,8 @@ export type GatewayStarter = (options: {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   secrets: SecretList;
+  /** The logger's tap: the control page's Logs view. */
+  logTail?: LogTail;
   port?: number;
 }) => Promise<{ url: string; owner: string; simulated: boolean; stop(): Promise<void> }>;
 
@@ -98,8 +101,11 @@ export async function runGatewayCommand(options: CliOptions, startGateway: Gatew
   ensureWritableFolder(home, "home folder", "choose another with --home or SWITCHYARD_HOME");
   const secrets = new SecretList();
   for (const secret of configuredSecrets(config, process.env)) secrets.add(secret);
+  // The control page's Logs view: the last lines, kept in memory.
+  const logTail = new LogTail();
   const logger = createLogger({
     level: options.logLevel ?? config.logging.level,
+    tap: logTail,
     format: config.logging.format,
     file: join(home, "logs", "switchyard.log"),
     maxFileMb: config.logging.maxFileMb,
@@ -119,6 +125,7 @@ export async function runGatewayCommand(options: CliOptions, startGateway: Gatew
       home,
       env: process.env,
       logger,
+      logTail,
       secrets,
       ...(options.port !== undefined ? { port: options.port } : {}),
     });

@@ -1,6 +1,6 @@
 /**
  * The `switchyard` command line: gateway, chat, status, doctor, pairing, sessions, auth, usage,
- * logs, memory, cron, task, learnings, tools, mcp, hooks, help.
+ * logs, memory, ui, cron, task, learnings, tools, mcp, hooks, help.
  * Returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad configuration.
  */
 import { parseArgs } from "node:util";
@@ -37,6 +37,7 @@ commands:
   db        status [--json] | migrate | copy --from sqlite --to postgres: the store (SQLite or
             PostgreSQL, store.engine), its schema version against this binary's, bringing it up to
             date, and moving a home's SQLite state into an empty PostgreSQL database
+  ui        print the control page's address for the running gateway (--open: open it too)
   help      show this text
   version   print the version (also --version)
 
@@ -50,6 +51,7 @@ common options:
   --json          status, sessions, pairing list, auth status, usage, memory search as JSON
   --last N        sessions show: the last N events (default 50); logs: the last N lines (default 100)
   -f, --follow    logs: keep printing new lines, across rotations, until Ctrl-C
+  --open          ui: open the control page in the default browser too
   --limit N       memory search: the best N matches (default 10)
   --by KEY        usage: group by day (default), session, model, origin or profile
   --since WHEN    usage: calls from this long ago (7d, 12h, 30m; default 7d) or this date
@@ -75,6 +77,8 @@ export interface CliOptions {
   by?: string;
   /** `--since` (usage), as given; the command checks it and applies its default. */
   since?: string;
+  /** `--open` (ui): also open the page in the browser; default false. */
+  open?: boolean;
 }
 
 /** What the CLI is given by the entry point (src/main.ts). */
@@ -147,6 +151,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
         return await (await import("./logs.js")).runLogs(options);
       case "memory":
         return await (await import("./memory.js")).runMemory(options, parsed.args);
+      case "ui":
+        return await (await import("./ui.js")).runUi(options);
       case "version":
         process.stdout.write(`switchyard ${packageVersion()}\n`);
         return 0;
@@ -173,6 +179,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   usage: "switchyard usage [--by day|session|model|origin|profile] [--since 7d] [--json]",
   logs: "switchyard logs [--last N] [-f]",
   memory: "switchyard memory search <query> [--limit N] [--json]",
+  ui: "switchyard ui [--open] [--url URL | --port N] [--config PATH] [--home DIR]",
 };
 
 /** `usage: …` for `command` (every command's options: switchyard help); the general line otherwise. */
@@ -211,6 +218,7 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       last: { type: "string" },
       limit: { type: "string" },
       follow: { type: "boolean", short: "f", default: false },
+      open: { type: "boolean", default: false },
       by: { type: "string" },
       since: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
@@ -259,6 +267,7 @@ function parse(argv: string[]): { command: string | undefined; args: string[]; o
       ...(values.since !== undefined ? { since: values.since } : {}),
       json: values.json ?? false,
       follow: values.follow ?? false,
+      open: values.open ?? false,
     },
   };
 }

@@ -25,7 +25,9 @@ export type GatewayEvent =
   /** The gateway answered a message itself (a refusal, a pairing code, a command). */
   | { type: "message_rejected"; inboxId: number; replies: readonly string[] }
   /** Reply rows were committed for sending. */
-  | { type: "replies_committed" };
+  | { type: "replies_committed" }
+  /** A running turn wrote events to its session's transcript (a tool call, a result). */
+  | { type: "transcript_appended"; sessionKey: string };
 
 export type GatewayEventListener = (event: GatewayEvent) => void;
 

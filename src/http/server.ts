@@ -58,6 +58,7 @@ function needsToken(path: string): boolean {
 /** Routes by exact method + path. */
 export class GatewayHttpServer {
   readonly #routes = new Map<string, RouteHandler>();
+  readonly #prefixes: Array<{ method: string; prefix: string; handler: RouteHandler }> = [];
   readonly #server: Server;
   readonly #options: HttpServerOptions;
   /** SHA-256 of the token: compared in constant time whatever the length of what is sent. */
@@ -77,6 +78,16 @@ export class GatewayHttpServer {
     const key = `${method} ${path}`;
     if (this.#routes.has(key)) throw new Error(`route ${key} is already registered`);
     this.#routes.set(key, handler);
+  }
+
+  /**
+   * Registers a handler for every path under `prefix` (e.g. "/ui/") that no exact route takes;
+   * the first registered prefix that matches wins.
+   */
+  routePrefix(method: "GET", prefix: string, handler: RouteHandler): void {
+    if (this.#prefixes.some((p) => p.method === method && p.prefix === prefix))
+      throw new Error(`route prefix ${method} ${prefix} is already registered`);
+    this.#prefixes.push({ method, prefix, handler });
   }
 
   async listen(): Promise<void> {
@@ -119,7 +130,9 @@ export class GatewayHttpServer {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const handler = this.#routes.get(`${req.method} ${url.pathname}`);
+    const handler =
+      this.#routes.get(`${req.method} ${url.pathname}`) ??
+      this.#prefixes.find((p) => p.method === req.method && url.pathname.startsWith(p.prefix))?.handler;
     try {
       if (this.#tokenDigest && needsToken(url.pathname)) this.#authenticate(req);
       if (!handler) {

@@ -50,6 +50,8 @@ export interface LoggerOptions {
   onFileError?: (line: string) => void;
   /** Exact secret values to redact in addition to the known shapes. */
   secrets?: SecretList;
+  /** Also gets every (redacted) JSON line, whatever the format (the control page's log tail). */
+  tap?: { write(line: string): void };
 }
 
 const MB = 1024 * 1024;
@@ -72,6 +74,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (options.file) {
     streams.push({ stream: rotatingFile(options.file, options), level: level as StreamEntry["level"] });
   }
+  if (options.tap) streams.push({ stream: options.tap, level: level as StreamEntry["level"] });
   return pino(
     {
       level,

@@ -94,6 +94,16 @@ export class LaneQueue {
     return this.#lanes.get(sessionKey)?.pendingCount ?? 0;
   }
 
+  /** Each busy session: whether a task runs (and at what priority) and how many wait. */
+  sessions(): Array<{ sessionKey: string; running: LanePriority | null; queued: number }> {
+    const out: Array<{ sessionKey: string; running: LanePriority | null; queued: number }> = [];
+    for (const lane of this.#lanes.snapshot()) {
+      if (lane.idle) continue;
+      out.push({ sessionKey: lane.key, running: lane.running?.priority ?? null, queued: lane.pendingCount });
+    }
+    return out;
+  }
+
   /** Counts per priority, running tasks and live lanes. */
   stats(): LaneQueueStats {
     return { pending: { ...this.#pending }, running: this.#running, lanes: this.#lanes.size };

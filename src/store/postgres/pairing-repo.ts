@@ -143,6 +143,14 @@ export class PgPairingRepo implements PairingRepo {
     ]);
     return removed > 0;
   }
+
+  async deny(channel: string, code: string): Promise<boolean> {
+    const removed = await this.#db.run("DELETE FROM pairing_requests WHERE channel = $1 AND code = $2", [
+      channel,
+      code.trim().toUpperCase(),
+    ]);
+    return removed > 0;
+  }
 }
 
 /** Drops the requests that expired by `now`. */

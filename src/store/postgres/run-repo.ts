@@ -58,6 +58,15 @@ export class PgRunRepo implements RunRepo {
     return rows.map(toRunRecord);
   }
 
+  async recentOf(sessionKey: string, limit: number): Promise<RunRecord[]> {
+    const rows = await this.#db.rows<RunRow>(
+      `SELECT * FROM runs WHERE session_key = $1
+         ORDER BY started_at DESC, committed_at DESC, run_id COLLATE "C" DESC LIMIT $2`,
+      [sessionKey, Math.max(0, limit)],
+    );
+    return rows.map(toRunRecord);
+  }
+
   async countByOutcome(): Promise<Record<RunOutcome, number>> {
     const counts = Object.fromEntries(RUN_OUTCOMES.map((o) => [o, 0])) as Record<RunOutcome, number>;
     const rows = await this.#db.rows<{ outcome: RunOutcome; n: number }>(

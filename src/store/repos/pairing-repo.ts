@@ -44,4 +44,6 @@ export interface PairingRepo {
   listApproved(): Promise<ApprovedSender[]>;
   /** Removes an approval; returns whether there was one. */
   revoke(channel: string, senderId: string): Promise<boolean>;
+  /** Drops a pending request by its code without approving it; returns whether there was one. */
+  deny(channel: string, code: string): Promise<boolean>;
 }

@@ -63,5 +63,7 @@ export interface RunRepo {
   get(runId: string): Promise<RunRecord | undefined>;
   /** The `limit` runs that started last, latest `startedAt` first. */
   recent(limit: number): Promise<RunRecord[]>;
+  /** The `limit` runs of one session key that started last, latest first. */
+  recentOf(sessionKey: string, limit: number): Promise<RunRecord[]>;
   countByOutcome(): Promise<Record<RunOutcome, number>>;
 }

@@ -41,6 +41,7 @@ export class SqlitePairingRepo implements PairingRepo {
   readonly #pending: Statement<[], RequestRow>;
   readonly #allApproved: Statement<[], ApprovedRow>;
   readonly #revoke: Statement<[string, string]>;
+  readonly #deny: Statement<[string, string]>;
   readonly #requestTx: Transaction<
     (input: RequestInput, ttlMs: number, maxPending: number, now: number) => RequestResult
   >;
@@ -69,6 +70,7 @@ export class SqlitePairingRepo implements PairingRepo {
     this.#pending = db.prepare("SELECT * FROM pairing_requests ORDER BY created_at, channel, sender_id");
     this.#allApproved = db.prepare("SELECT * FROM approved_senders ORDER BY approved_at, channel, sender_id");
     this.#revoke = db.prepare("DELETE FROM approved_senders WHERE channel = ? AND sender_id = ?");
+    this.#deny = db.prepare("DELETE FROM pairing_requests WHERE channel = ? AND code = ?");
 
     this.#requestTx = db.transaction((input, ttlMs, maxPending, now) => {
       this.#dropExpired.run(now);
@@ -135,6 +137,10 @@ export class SqlitePairingRepo implements PairingRepo {
 
   async revoke(channel: string, senderId: string): Promise<boolean> {
     return guard(this.#path, () => this.#revoke.run(channel, senderId).changes > 0);
+  }
+
+  async deny(channel: string, code: string): Promise<boolean> {
+    return guard(this.#path, () => this.#deny.run(channel, code.trim().toUpperCase()).changes > 0);
   }
 }
 

@@ -41,6 +41,7 @@ export class SqliteRunRepo implements RunRepo {
   readonly #exists: Statement<[string], { one: number }>;
   readonly #byId: Statement<[string], RunRow>;
   readonly #recent: Statement<[number], RunRow>;
+  readonly #recentOf: Statement<[string, number], RunRow>;
   readonly #countByOutcome: Statement<[], { outcome: RunOutcome; n: number }>;
 
   constructor(db: Database, path: string) {
@@ -56,6 +57,9 @@ export class SqliteRunRepo implements RunRepo {
     this.#exists = db.prepare("SELECT 1 AS one FROM runs WHERE run_id = ?");
     this.#byId = db.prepare("SELECT * FROM runs WHERE run_id = ?");
     this.#recent = db.prepare("SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?");
+    this.#recentOf = db.prepare(
+      "SELECT * FROM runs WHERE session_key = ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+    );
     this.#countByOutcome = db.prepare("SELECT outcome, COUNT(*) AS n FROM runs GROUP BY outcome");
   }
 
@@ -68,6 +72,10 @@ export class SqliteRunRepo implements RunRepo {
 
   async recent(limit: number): Promise<RunRecord[]> {
     return guard(this.#path, () => this.#recent.all(Math.max(0, limit)).map(toRunRecord));
+  }
+
+  async recentOf(sessionKey: string, limit: number): Promise<RunRecord[]> {
+    return guard(this.#path, () => this.#recentOf.all(sessionKey, Math.max(0, limit)).map(toRunRecord));
   }
 
   async countByOutcome(): Promise<Record<RunOutcome, number>> {

@@ -74,5 +74,15 @@ export function pairingContract(ctx: StoreContext): void {
       expect(await store.pairing.revoke("telegram", "42")).toBe(true);
       expect(await store.pairing.isApproved("telegram", "42")).toBe(false);
     });
+
+    it("denies a pending request by code (any case): it is gone, the sender not approved", async () => {
+      await store.pairing.request(who, opts, T0);
+      expect(await store.pairing.deny("slack", "ABCD2345")).toBe(false);
+      expect(await store.pairing.deny("telegram", "abcd2345")).toBe(true);
+      expect(await store.pairing.deny("telegram", "ABCD2345")).toBe(false);
+      expect(await store.pairing.listPending(T0)).toEqual([]);
+      expect(await store.pairing.isApproved("telegram", "42")).toBe(false);
+      expect(await store.pairing.approve("telegram", "ABCD2345", T0)).toBeUndefined();
+    });
   });
 }

@@ -65,6 +65,8 @@ export function runsContract(ctx: StoreContext): void {
       );
       expect((await store.runs.recent(10)).map((r) => r.runId)).toEqual(["r2", "r3", "r1"]);
       expect((await store.runs.recent(1)).map((r) => r.runId)).toEqual(["r2"]);
+      expect((await store.runs.recentOf("s1", 2)).map((r) => r.runId)).toEqual(["r2", "r3"]);
+      expect(await store.runs.recentOf("s2", 10)).toEqual([]);
       expect(await store.runs.countByOutcome()).toEqual({
         answered: 1,
         failed: 2,
