@@ -50,6 +50,19 @@ async function setup(clock: ManualClock, home?: string) {
 
 const texts = (fake: FakeTelegramBotApi) => fake.sentMessages({ chatId: ANN.id }).map((m) => m.text ?? "");
 
+/**
+ * Waits (in real time) until the gateway has recorded every reply as sent. The fake has a reply
+ * before the gateway records it; moving the manual clock past the claim's lease in between
+ * (untilAdvancing fires every timer due) lets the takeover sweep put that row back in doubt and
+ * send it again, a window real time never opens.
+ */
+async function repliesRecorded(g: TestGateway): Promise<void> {
+  await until(async () => {
+    const c = await g.running.store.outbox.countByState();
+    return c.pending + c.sending === 0;
+  }, "the replies recorded as sent");
+}
+
 describe("scheduled work over Telegram", () => {
   it('"remind me in 2 minutes": the agent schedules it, and the reminder arrives when the clock moves', async () => {
     const clock = new ManualClock(Date.now());
@@ -79,6 +92,7 @@ describe("scheduled work over Telegram", () => {
       },
     });
     expect(sim.requests).toHaveLength(2); // nothing ran early
+    await repliesRecorded(gw);
     await untilAdvancing(clock, () => texts(tg).length === 2, "the reminder");
     expect(texts(tg)).toEqual(["OK, I will remind you in 2 minutes.", "Time to stretch, Ann!"]);
     expect(JSON.stringify(sim.requests[2]?.body)).toContain('Scheduled job \\"stretch\\"');
@@ -237,6 +251,7 @@ describe("scheduled work over Telegram", () => {
       },
     );
     await gw.running.store.cron.add(spec, nextRunAt, clock.now());
+    await repliesRecorded(gw);
     void gw.running.cron?.tick();
     await untilAdvancing(clock, () => texts(tg).length === 2, "the job's answer");
     expect(JSON.stringify(sim.requests[1]?.body)).toContain("my favourite colour is teal");
