@@ -128,7 +128,8 @@ export async function sessionDetail(s: AdminSources, key: string, limit: number)
       channel: record.lastTarget?.channel ?? key.split(":")[2] ?? key,
       state: laneState(s, key),
       lastActivityAt: events.at(-1)?.createdAt ?? record.updatedAt,
-      messages: thread.filter((i) => i.kind === "user" || i.kind === "assistant").length,
+      // As the list counts them (SessionSummary.messages), within the events shown.
+      messages: events.filter((e) => e.payload.type === "user" || e.payload.type === "assistant").length,
       tokensToday: tokens,
       model: record.model,
       mode: record.mode,

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { LogTail } from "../../src/admin/log-tail.js";
 import type { CapabilityModule } from "../../src/capabilities/types.js";
 import { parseConfig } from "../../src/config/load.js";
 import { type RunningGateway, startGateway } from "../../src/main.js";
@@ -54,6 +55,10 @@ export async function startTestGateway(
     env?: NodeJS.ProcessEnv;
     /** The capability modules (default the registry's); a test adds its own this way. */
     capabilityModules?: readonly CapabilityModule[];
+    /** Gets the gateway's log lines (info and up) for the control page's Logs view. */
+    logTail?: LogTail;
+    /** The built control page's folder (default the package's dist/ui). */
+    uiDir?: string;
   } = {},
 ): Promise<TestGateway> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "sy-gw-"));
@@ -65,8 +70,16 @@ export async function startTestGateway(
     env: options.env ?? {},
     // SWITCHYARD_TEST_LOG=debug shows the gateway's log while a test runs.
     logger: process.env.SWITCHYARD_TEST_LOG
-      ? createLogger({ level: process.env.SWITCHYARD_TEST_LOG, format: "json" })
-      : silentLogger(),
+      ? createLogger({
+          level: process.env.SWITCHYARD_TEST_LOG,
+          format: "json",
+          ...(options.logTail ? { tap: options.logTail } : {}),
+        })
+      : options.logTail
+        ? createLogger({ level: "info", format: "json", destination: nowhere(), tap: options.logTail })
+        : silentLogger(),
+    ...(options.logTail ? { logTail: options.logTail } : {}),
+    ...(options.uiDir ? { uiDir: options.uiDir } : {}),
     port: 0,
     ...(options.wrapStore ? { wrapStore: options.wrapStore } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
@@ -82,6 +95,11 @@ export async function startTestGateway(
       if (!options.home) rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+/** A log destination that drops every line (the tap still gets them). */
+function nowhere(): { write(line: string): void } {
+  return { write: () => {} };
 }
 
 export async function postChat(
