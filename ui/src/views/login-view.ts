@@ -32,7 +32,7 @@ export function LoginView({
   return html`<main class="login" data-view="login">
     <form onSubmit=${submit} aria-labelledby="h-login">
       <h1 id="h-login">Switchyard</h1>
-      <p class="muted">Sign in with the gateway's token (<code>gateway.auth.token</code>; <code>switchyard ui</code> prints a link that carries it).</p>
+      <p class="muted">Use the gateway's token (<code>gateway.auth.token</code>; <code>switchyard ui</code> prints a link that carries it).</p>
       <label for="token">Token</label>
       <input id="token" name="token" type="password" autocomplete="current-password" required value=${token}
         onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)} />
