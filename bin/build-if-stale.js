@@ -8,11 +8,13 @@
 // part (each command, the model SDKs) — which the launcher starts. Loading ~150 compiled
 // modules and the model SDK's ~360 one by one cost a restart about half a second on a 2-core
 // VM; the platform SDKs, native better-sqlite3, pg and the tokenizer stay packages of their own.
+// The control page (ui/src) is built last, into dist/ui (see build-ui.js).
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildUi } from "./build-ui.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const INPUTS = ["tsconfig.json", "tsconfig.build.json"];
@@ -22,24 +24,29 @@ function stampOf(root) {
   return join(root, "dist", ".build-stamp");
 }
 
-/** Newest modification time (ms) among the .ts files under `dir`. */
-function newestTs(dir) {
+/** Newest modification time (ms) among the files under `dir` whose names end in one of `endings` (0: none, or no `dir`). */
+function newestOf(dir, endings = [".ts"]) {
+  if (!existsSync(dir)) return 0;
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestTs(path));
-    else if (entry.name.endsWith(".ts")) newest = Math.max(newest, statSync(path).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestOf(path, endings));
+    else if (endings.some((e) => entry.name.endsWith(e))) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }
 
-/** True when `root`'s dist/ is missing or older than a source file or a tsconfig. */
+/** True when `root`'s dist/ is missing or older than a source file (src/, or the page's ui/src .ts/.css) or a tsconfig. */
 export function isStale(root = ROOT) {
   const stamp = stampOf(root);
   if (!existsSync(stamp)) return true;
   const built = statSync(stamp).mtimeMs;
   const inputs = INPUTS.map((f) => join(root, f)).filter((f) => existsSync(f));
-  return newestTs(join(root, "src")) > built || inputs.some((f) => statSync(f).mtimeMs > built);
+  return (
+    newestOf(join(root, "src")) > built ||
+    newestOf(join(root, "ui", "src"), [".ts", ".css"]) > built ||
+    inputs.some((f) => statSync(f).mtimeMs > built)
+  );
 }
 
 /** Builds when stale; returns false (after printing tsc's output) when the build fails. */
@@ -49,7 +56,7 @@ export function buildIfStale() {
   return build({ quiet: false });
 }
 
-/** Compiles src/ into dist/ and stamps it; false when the build fails. */
+/** Compiles src/ into dist/ and the page into dist/ui, and stamps it; false when the build fails. */
 export function build({ quiet = true } = {}) {
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
   if (!existsSync(tsc)) {
@@ -69,6 +76,8 @@ export function build({ quiet = true } = {}) {
     return false;
   }
   if (!bundle()) return false;
+  // The page's sizes are printed when asked (`npm run build -- --verbose`).
+  if (existsSync(join(ROOT, "ui", "src")) && !buildUi({ root: ROOT, quiet }).ok) return false;
   writeFileSync(stampOf(ROOT), `${stampTime.toISOString()}\n`);
   utimesSync(stampOf(ROOT), stampTime, stampTime);
   if (!quiet)
@@ -123,7 +132,7 @@ function bundle() {
   }
 }
 
-// `node bin/build-if-stale.js` (npm run build): build unconditionally.
+// `node bin/build-if-stale.js [--verbose]` (npm run build): build unconditionally.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  process.exitCode = build() ? 0 : 1;
+  process.exitCode = build({ quiet: !process.argv.includes("--verbose") }) ? 0 : 1;
 }

@@ -1,8 +1,8 @@
 /**
  * The control page's files (`dist/ui`, built by `npm run build`), served at `/ui/`: read from
  * disk on first request and kept in memory with their gzip form, so a gateway whose page is never
- * opened spends nothing on it. `index.html` is never cached by the browser (it names the current
- * assets); the assets carry a content hash in their names and are cached for a year. Every
+ * opened spends nothing on it. `index.html` is read afresh for each request and never cached by
+ * the browser (it names the current assets, which a rebuild replaces); the assets carry a content hash in their names and are cached for a year. Every
  * answer has a strict Content-Security-Policy (scripts and styles from this origin only, no
  * inline script), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
  */
@@ -81,6 +81,9 @@ export class UiAssets {
   }
 
   #load(rel: string): Promise<Asset | undefined> {
+    // index.html names the current assets: a rebuild while the gateway runs replaces it (and
+    // removes the old assets), so it is read afresh each time (a few hundred bytes).
+    if (rel === "index.html") return this.#read(rel);
     let pending = this.#cache.get(rel);
     if (!pending) {
       pending = this.#read(rel);
