@@ -34,7 +34,8 @@
  * The stream (`/v1/admin/events`) is read with `fetch` (EventSource cannot send a Bearer
  * header). It sends `overview` at once and whenever it changes (at most twice a second),
  * `session` when a session's state or transcript changed, `log` per log line when `logs=1`,
- * and a `: ping` comment every 15 s.
+ * and a comment line every 15 s that nothing else was sent. The page may add `session=KEY` (the
+ * session it shows); the stream ignores it and the page filters `session` events itself.
  */
 
 /** A channel account as the overview shows it. */
@@ -60,6 +61,7 @@ export interface LaneRow {
 export interface Overview {
   ready: boolean;
   uptimeMs: number;
+  /** The configured model reference, provider included ("openai/gpt-…"). */
   model: string;
   provider: string;
   /** True when answers come from the built-in model simulator (no API key). */
@@ -244,6 +246,7 @@ export interface ProfileRow {
 
 /** `GET /v1/admin/models`. */
 export interface ModelsView {
+  /** The configured model reference, provider included. */
   model: string;
   provider: string;
   simulated: boolean;

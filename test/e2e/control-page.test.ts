@@ -94,7 +94,7 @@ describe("the control page", () => {
     await page.goto(`${gw.url}/ui/`);
     const token = page.getByLabel("Token");
     await token.waitFor();
-    expect(await page.locator("[data-view]").count()).toBe(0);
+    expect(await page.locator('[data-view]:not([data-view="login"])').count()).toBe(0);
     await token.fill("not-the-token");
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByText("That token was refused").waitFor();
@@ -177,8 +177,8 @@ describe("the control page", () => {
     await row.waitFor();
     await row.getByRole("button", { name: "Run now" }).click();
     await until(async () => (await gw.running.store.cron.history(job.id, 1))[0]?.state === "ok", "the run");
-    await row.getByText("digest").first().click();
-    await page.locator("[data-ledger] [data-row]", { hasText: "ok" }).first().waitFor();
+    await row.getByRole("button", { name: "Runs" }).click();
+    await page.locator(`[data-ledger="${job.id}"] [data-row]`, { hasText: "ok" }).first().waitFor();
     await page.close();
     await photograph("#/scheduled", "scheduled", `[data-row="${job.id}"]`);
   });
@@ -210,12 +210,15 @@ describe("the control page", () => {
     });
     sim.setDefault(() => ({ text: "Painted it blue." }));
     const page = await signedIn(1280, `#/assignments/${a.id}`);
-    await page.getByText("Which colour?").waitFor();
+    await page.getByText("Which colour?").first().waitFor();
     await photograph(`#/assignments/${a.id}`, "assignment", "text=Which colour?");
-    await page.getByLabel(/answer/i).fill("blue");
+    await page.getByLabel("Your answer").fill("blue");
     await page.getByRole("button", { name: "Answer" }).click();
+    await page.getByText("Answered; the assignment resumes.").waitFor();
     await until(async () => (await store.assignments.runs(a.id, 1)).length === 1, "the resumed run");
-    await page.getByText("Which colour?").waitFor({ state: "detached" });
+    // Resumed: the box is gone, and the run it started is listed.
+    await page.getByLabel("Your answer").waitFor({ state: "detached" });
+    await page.locator('[data-view="assignment"] [data-row]', { hasText: "1" }).first().waitFor();
     await page.close();
   });
 

@@ -35,7 +35,7 @@ export function ModelsView() {
     <${Notice} notice=${actions.notice} />
     ${
       m &&
-      html`<p>Model <code>${m.provider}/${m.model}</code>
+      html`<p>Model <code>${m.model}</code>
           ${m.simulated && html` <span class="badge bad">replies are simulated</span>`}</p>
         ${m.chain.length > 1 && html`<p class="meta">Failover: ${m.chain.join(" → ")}</p>`}
         <h2>Auth profiles</h2>

@@ -40,7 +40,7 @@ function OverviewBody({ o }: { o: Overview }) {
         <h2>Gateway</h2>
         <p><${Badge} state=${o.ready ? "ready" : "starting"} /> up ${duration(o.uptimeMs)}</p>
         <p>
-          Model <code>${o.provider}/${o.model}</code>
+          Model <code>${o.model}</code>
           ${o.simulated && html` <span class="badge bad" title="No API key is configured: answers come from the built-in simulator">replies are simulated</span>`}
         </p>
         <p>${count(o.sessions)} sessions</p>
