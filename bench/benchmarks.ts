@@ -44,4 +44,7 @@ export const benchmarks: readonly BenchmarkEntry[] = [
   { id: "cluster-permits", load: async () => (await import("./cluster-permits.js")).clusterPermitsBench },
   { id: "pg-nodes", load: async () => (await import("./pg-nodes.js")).pgNodes },
   { id: "pg-takeover", load: async () => (await import("./pg-nodes.js")).pgTakeover },
+  { id: "ui-first-load", load: async () => (await import("./control-page.js")).uiFirstLoad },
+  { id: "admin-stream", load: async () => (await import("./control-page.js")).adminStream },
+  { id: "admin-sessions", load: async () => (await import("./control-page.js")).adminSessions },
 ];
