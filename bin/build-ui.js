@@ -7,7 +7,16 @@
 // imports statically).
 import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -37,19 +46,19 @@ function indexHtml(script, stylesheet) {
 `;
 }
 
-/** Every file under `dir`, as paths relative to it with "/" separators. */
-function filesUnder(dir) {
-  const out = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) for (const f of filesUnder(path)) out.push(`${entry.name}/${f}`);
-    else out.push(entry.name);
-  }
-  return out.sort();
+/** Assets of earlier builds are removed once this old: a page loaded before a rebuild still loads. */
+const OLD_ASSET_MS = 3_600_000;
+
+/** Writes `path` whole: a reader sees the old file or the new one, never a part. */
+function writeAtomic(path, contents) {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, contents);
+  renameSync(tmp, path);
 }
 
 /**
- * Builds the page into `outDir` (default `<root>/dist/ui`, emptied first). Returns `{ ok,
+ * Builds the page into `outDir` (default `<root>/dist/ui`; earlier builds' assets are removed
+ * once an hour old). Returns `{ ok,
  * files, firstLoad }`: each file's `path` (relative to outDir), `bytes` and `gzipBytes` (level 9,
  * as the gateway serves it), and the first load's files and totals. Prints the sizes unless
  * `quiet`; prints esbuild's errors either way and returns `{ ok: false }` when it fails.
@@ -64,7 +73,8 @@ export function buildUi({ root = ROOT, outDir = join(root, "dist", "ui"), quiet 
   }
   const src = join(root, "ui", "src");
   const assets = join(outDir, "assets");
-  rmSync(outDir, { recursive: true, force: true });
+  // Nothing is emptied: a gateway may be serving this folder (a test, another build's gateway),
+  // so files appear by rename and old assets go only once they are an hour old (below).
   mkdirSync(assets, { recursive: true });
   let result;
   try {
@@ -84,6 +94,7 @@ export function buildUi({ root = ROOT, outDir = join(root, "dist", "ui"), quiet 
       chunkNames: "[name]-[hash]",
       assetNames: "[name]-[hash]",
       metafile: true,
+      write: false,
       logLevel: "warning",
     });
   } catch {
@@ -107,15 +118,24 @@ export function buildUi({ root = ROOT, outDir = join(root, "dist", "ui"), quiet 
       if (i.kind === "import-statement" && !i.external) withStaticImports(i.path, seen);
     return seen;
   };
+  // A hashed name is its content: a file already there is left alone; a new one appears whole.
+  const built = new Set();
+  for (const file of result.outputFiles) {
+    built.add(basename(file.path));
+    if (!existsSync(file.path)) writeAtomic(file.path, file.contents);
+  }
+  for (const name of readdirSync(assets))
+    if (!built.has(name) && Date.now() - statSync(join(assets, name)).mtimeMs > OLD_ASSET_MS)
+      rmSync(join(assets, name), { force: true });
   const mainOutput = entryOutput("main.ts");
   const script = asServed(mainOutput);
   const stylesheet = asServed(entryOutput("styles.css"));
-  writeFileSync(join(outDir, "index.html"), indexHtml(script, stylesheet));
+  writeAtomic(join(outDir, "index.html"), indexHtml(script, stylesheet));
   const sized = (path) => {
     const body = readFileSync(join(outDir, path));
     return { path, bytes: body.length, gzipBytes: gzipSync(body, { level: 9 }).length };
   };
-  const files = filesUnder(outDir).map(sized);
+  const files = ["index.html", ...[...built].sort().map((name) => `assets/${name}`)].map(sized);
   const firstPaths = new Set(["index.html", stylesheet, ...[...withStaticImports(mainOutput)].map(asServed)]);
   const first = files.filter((f) => firstPaths.has(f.path));
   const firstLoad = {
@@ -123,7 +143,7 @@ export function buildUi({ root = ROOT, outDir = join(root, "dist", "ui"), quiet 
     bytes: first.reduce((n, f) => n + f.bytes, 0),
     gzipBytes: first.reduce((n, f) => n + f.gzipBytes, 0),
   };
-  writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify({ files, firstLoad }, null, 2)}\n`);
+  writeAtomic(join(outDir, "manifest.json"), `${JSON.stringify({ files, firstLoad }, null, 2)}\n`);
   if (!quiet) {
     const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
     for (const f of files)
