@@ -93,17 +93,30 @@ describe.each(["edit", "off"] as const)("helpers at work in a Telegram chat (str
       .filter((c) => c.method === "sendMessage" || c.method === "editMessageText")
       .map((c) => String(c.params.text));
 
+  /**
+   * Whether the chat showed a text of exactly these lines. Helpers are listed in the order their
+   * first calls arrived, which two helpers running at once decide between them.
+   */
+  const showedLines = (...lines: string[]): boolean =>
+    shown().some((t) => {
+      const got = t.split("\n");
+      return got.length === lines.length && lines.every((l) => got.includes(l));
+    });
+
   it("shows one preview listing both helpers' calls, edited as they end, and edits it into the answer", async () => {
     tg.pushMessage(TOKEN, { chat: { id: ANN.id, type: "private" }, from: ANN, text: "compare the vendors" });
-    const both = "↳ vendors-1: read_file notes/acme.md\n↳ vendors-2: read_file notes/bolt.md";
-    await until(() => shown().includes(both), "a preview listing both helpers' calls", 15_000);
+    await until(
+      () => showedLines("↳ vendors-1: read_file notes/acme.md", "↳ vendors-2: read_file notes/bolt.md"),
+      "a preview listing both helpers' calls",
+      15_000,
+    );
     await until(
       () => tg.messagesInChat(ANN.id).some((m) => m.text === "I've asked 2 helpers."),
       "the parent's first answer",
     );
     gates.acme.open();
     await until(
-      () => shown().includes("✓ vendors-1 done\n↳ vendors-2: read_file notes/bolt.md"),
+      () => showedLines("✓ vendors-1 done", "↳ vendors-2: read_file notes/bolt.md"),
       "the preview edited: the first helper done",
       15_000,
     );
