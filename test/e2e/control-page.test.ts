@@ -88,7 +88,8 @@ async function post(path: string, body: unknown): Promise<Response> {
   });
 }
 
-describe("the control page", () => {
+// A browser on a machine running the rest of the suite: generous limits, the waits are all for events.
+describe("the control page", { timeout: 120_000 }, () => {
   it("without a token shows only the login form; a wrong token is refused; the right one signs in", async () => {
     const page = await browser.newPage();
     await page.goto(`${gw.url}/ui/`);
