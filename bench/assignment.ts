@@ -33,7 +33,7 @@
  * - Wall time: run 1's start to run 200's end, from the assignment's run ledger.
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseConfig } from "../src/config/load.js";
 import { workspaceDirOf } from "../src/config/home.js";
@@ -54,6 +54,7 @@ import { type GatewayChild, spawnGateway, waitReady } from "./gateway-child.js";
 import { HttpClient } from "./http-client.js";
 import { fmt, median, percentile, progress, sleep } from "./stats.js";
 import type { Benchmark, BenchRow } from "./types.js";
+import { type CpuSample, cpuOf } from "./proc-cpu.js";
 
 const RUNS = 200;
 const MAX_RUNS = 250;
@@ -91,37 +92,14 @@ function configYaml(simulatorUrl: string): string {
   return `${JSON.stringify(CONFIG(simulatorUrl), null, 2)}\n`;
 }
 
-interface CpuSample {
+/** A CPU reading taken at one run's handoff. */
+interface RunCpuSample extends CpuSample {
   /** The run whose request it was read at. */
   runNo: number;
-  /** Sum of every thread's run time (ns). */
-  runNs: number;
-  /** The main (JavaScript) thread's run time (ns). */
-  mainNs: number;
-  /** utime + stime of the process (clock ticks). */
-  ticks: number;
-}
-
-/** The child's CPU so far (see the file header). */
-function cpuOf(pid: number, runNo: number): CpuSample {
-  let runNs = 0;
-  let mainNs = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-      runNs += ns;
-      if (tid === String(pid)) mainNs = ns;
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { runNo, runNs, mainNs, ticks: Number(fields[11]) + Number(fields[12]) };
 }
 
 /** CPU per run cycle between two samples taken at run requests (ms). */
-function perRun(from: CpuSample, to: CpuSample) {
+function perRun(from: RunCpuSample, to: RunCpuSample) {
   const cycles = to.runNo - from.runNo;
   return {
     cpuMs: (to.runNs - from.runNs) / 1e6 / cycles,
@@ -348,7 +326,7 @@ export const assignmentBench: Benchmark = {
       let lastTurn: ScriptedTurn | undefined;
       let responderError: string | undefined;
       const prompts = new Map<number, PromptSize>();
-      const cpuAt = new Map<number, CpuSample>();
+      const cpuAt = new Map<number, RunCpuSample>();
       simulator.setDefault((request) => {
         if (request.apiKey === BASELINE_KEY && lastTurn) return lastTurn;
         calls++;
@@ -359,7 +337,7 @@ export const assignmentBench: Benchmark = {
         }
         // The child waits for this answer: its CPU now is that of the runs before this call.
         if (CPU_AT.includes(handoff.runNo) && !cpuAt.has(handoff.runNo))
-          cpuAt.set(handoff.runNo, cpuOf(pid, handoff.runNo));
+          cpuAt.set(handoff.runNo, { runNo: handoff.runNo, ...cpuOf(pid) });
         if (PROMPT_AT.includes(handoff.runNo) && !prompts.has(handoff.runNo))
           prompts.set(handoff.runNo, promptSize(request));
         try {

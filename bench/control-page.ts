@@ -19,7 +19,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ModelSimulator } from "../src/simulator/model-simulator.js";
 import { openSqliteStore } from "../src/store/sqlite/open-sqlite-store.js";
-import { utcDayStart } from "../src/admin/session-views.js";
+import { dayStart as utcDayStart } from "../src/harness/models/usage-meter.js";
 import { type GatewayChild, spawnGateway, waitReady } from "./gateway-child.js";
 import { HttpClient, isAnswered } from "./http-client.js";
 import { loadPage, type PageLoad } from "./page-load.js";

@@ -9,7 +9,6 @@
  * part of what is measured. Met when the jobs add under 1 ms/s to the main (JavaScript) thread
  * and none of them ran.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig } from "../src/config/load.js";
 import { buildJob } from "../src/cron/jobs.js";
@@ -18,6 +17,7 @@ import { type GatewayChild, spawnGateway, waitReady } from "./gateway-child.js";
 import { HttpClient } from "./http-client.js";
 import { fmt, progress, sleep } from "./stats.js";
 import type { Benchmark, BenchRow } from "./types.js";
+import { type CpuSample, cpuOf } from "./proc-cpu.js";
 
 const JOBS = 1_000;
 const SETTLE_MS = 2_000;
@@ -64,32 +64,6 @@ async function assertNothingRan(home: string): Promise<void> {
   } finally {
     await store.close();
   }
-}
-
-interface CpuSample {
-  /** Sum of every thread's run time (ns). */
-  runNs: number;
-  /** The main thread's run time (ns). */
-  mainNs: number;
-  /** utime + stime of the process (clock ticks). */
-  ticks: number;
-}
-
-function cpuOf(pid: number): CpuSample {
-  let runNs = 0;
-  let mainNs = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-      runNs += ns;
-      if (tid === String(pid)) mainNs = ns; // the JavaScript thread, where the scheduler runs
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { runNs, mainNs, ticks: Number(fields[11]) + Number(fields[12]) };
 }
 
 interface Idle {

@@ -5,7 +5,8 @@ import { createChannels } from "./app/channels.js";
 import { buildAgent } from "./app/agent.js";
 import { buildLanes } from "./app/harness.js";
 import { serveGatewayRoutes } from "./app/routes.js";
-import { accessPolicies, serveControlPage } from "./app/admin.js";
+import { serveControlPage } from "./app/admin.js";
+import { shutdown } from "./app/shutdown.js";
 import type { AssignmentsCapability } from "./capabilities/assignments/module.js";
 import type { CronCapability } from "./capabilities/cron/module.js";
 import type { HeartbeatCapability } from "./capabilities/heartbeat/module.js";
@@ -26,7 +27,6 @@ import { Router } from "./gateway/router.js";
 import { HeldSessionWatch } from "./gateway/held-sessions.js";
 import { ResourceLeases } from "./gateway/resource-leases.js";
 import { SessionLeases } from "./gateway/session-leases.js";
-import { statusSnapshot } from "./gateway/status-snapshot.js";
 import { TurnRunner } from "./gateway/turn-runner.js";
 import { TurnScheduler } from "./gateway/turn-scheduler.js";
 import { GatewayHttpServer } from "./http/server.js";
@@ -282,30 +282,21 @@ async function assemble(
   serveGatewayRoutes(server, {
     gateway,
     metrics,
-    status: () =>
-      statusSnapshot({
-        ...live,
-        maxConcurrent: config.lanes.maxConcurrent,
-        workspaceDir,
-        node: { owner, leaseTtlMs: config.gateway.leaseTtlMs },
-      }),
-  });
-  serveControlPage(
-    server,
-    {
+    status: {
       ...live,
-      agentId: config.agent.id,
-      chain: [config.agent.model, ...config.agent.fallbacks],
-      kickScheduler: () => cron?.scheduler()?.tick(),
-      stopMore: (sessionKey) => capabilities.stopSession(sessionKey),
-      policies: accessPolicies(config, options.channelModules ?? defaultChannelModules),
-      ...(options.logTail ? { logTail: options.logTail } : {}),
-      events,
-      onLaneEvent,
-      logger: logger.child({ name: "gateway.admin" }),
+      maxConcurrent: config.lanes.maxConcurrent,
+      workspaceDir,
+      node: { owner, leaseTtlMs: config.gateway.leaseTtlMs },
     },
-    { tokenRequired: config.gateway.auth.token !== undefined, uiDir: options.uiDir },
-  );
+  });
+  serveControlPage(server, config, options, {
+    ...live,
+    kickScheduler: () => cron?.scheduler()?.tick(),
+    stopMore: (sessionKey) => capabilities.stopSession(sessionKey),
+    events,
+    onLaneEvent,
+    logger: logger.child({ name: "gateway.admin" }),
+  });
 
   // This process is an owner before it takes any lease, and a dead one's leases end now; then
   // recovery, before anything can write the inbox; then intake; then replies go out.
@@ -387,34 +378,10 @@ async function assemble(
       return cron?.scheduler();
     },
     stop: () => {
-      stopping ??= (async () => {
-        capabilities.quiesce();
-        const { drained } = await gateway.shutdown(config.gateway.drainTimeoutMs);
-        // Aborted turns stop their commands; this ends any a turn no longer waits for, and servers.
-        await capabilities.stop((name, err) =>
-          logger.warn({ err, capability: name }, "a capability did not stop cleanly"),
-        );
-        leases.stop();
-        heldSessions.stop();
-        // Exclusive connections and duties end first, so the node taking them over never overlaps.
-        await resources.releaseAll();
-        await leases
-          .releaseIdle()
-          .catch((err: unknown) => logger.warn({ err }, "could not give leases back"));
-        // Nothing of this process runs any more: what it still holds (a pinned lease) is free now.
-        await store.leases
-          .retireOwner(owner, clock.now())
-          .catch((err: unknown) => logger.warn({ err }, "could not retire this gateway's record"));
-        await permits
-          ?.close()
-          .catch((err: unknown) => logger.warn({ err }, "could not give the cluster permits back"));
-        for (const channel of channels.list()) await channel.stop();
-        await server.close();
-        await simulator?.close();
-        await models.close();
-        await store.close();
-        logger.info({ drained }, "gateway stopped");
-      })();
+      stopping ??= shutdown({
+        ...{ owner, capabilities, gateway, leases, heldSessions, resources, permits, channels, server },
+        ...{ simulator, models, store, clock, logger, drainTimeoutMs: config.gateway.drainTimeoutMs },
+      });
       return stopping;
     },
   };

@@ -6,6 +6,7 @@
  * 400 naming the field.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isLoopbackAddress } from "../util/loopback.js";
 import { type GatewayHttpServer, HttpError, readJsonBody, sendJson } from "../http/server.js";
 import type { AdminApi } from "./admin-api.js";
 import { type AdminStreamOptions, serveAdminStream } from "./admin-stream.js";
@@ -18,13 +19,6 @@ export interface AdminRoutesOptions {
   /** The built page; absent: `/ui/` is not served. */
   ui?: UiAssets;
   stream?: AdminStreamOptions;
-}
-
-/** True for a client on this machine (IPv4 127/8, IPv6 ::1, or IPv4-mapped loopback). */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
-  return v4.startsWith("127.") || address === "::1";
 }
 
 function str(value: unknown, name: string, max = 4_000): string {
@@ -68,7 +62,7 @@ function oneOf<T extends string>(value: string | null, name: string, allowed: re
 /** Registers the admin routes and the page on `server`. */
 export function serveAdmin(server: GatewayHttpServer, api: AdminApi, options: AdminRoutesOptions): void {
   const guard = (req: IncomingMessage): void => {
-    if (!options.tokenRequired && !isLoopback(req.socket.remoteAddress))
+    if (!options.tokenRequired && !isLoopbackAddress(req.socket.remoteAddress))
       throw new HttpError(
         403,
         "the admin API and control page answer only this machine when gateway.auth.token is not set",

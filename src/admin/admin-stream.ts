@@ -9,7 +9,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { openSse } from "../channels/http/sse.js";
 import type { GatewayEvent } from "../gateway/events.js";
 import type { LaneQueueEvent } from "../gateway/lanes/types.js";
-import type { LogLine, SessionRow } from "./contract.js";
+import type { LogLine } from "./contract.js";
+import { laneState } from "./session-views.js";
 import type { AdminApi } from "./admin-api.js";
 
 /** Options of {@link serveAdminStream}. */
@@ -79,13 +80,8 @@ export async function serveAdminStream(
     }, everyMs);
     timer.unref();
   };
-  const stateOf = (key: string): SessionRow["state"] => {
-    const lane = s.lanes.sessions().find((l) => l.sessionKey === key);
-    if (lane?.running) return "running";
-    return lane && lane.queued > 0 ? "queued" : "idle";
-  };
   const session = (key: string): void => {
-    if (!closed) sse.write(sseFrame("session", { sessionKey: key, state: stateOf(key) }));
+    if (!closed) sse.write(sseFrame("session", { sessionKey: key, state: laneState(s.lanes, key) }));
   };
 
   const offLanes = s.onLaneEvent((e: LaneQueueEvent) => {

@@ -4,14 +4,10 @@
  */
 import { HttpError } from "../http/server.js";
 import { coolingProfiles } from "../gateway/status-snapshot.js";
+import { dayStart } from "../harness/models/usage-meter.js";
 import type { LaneRow, Overview, SessionDetail, SessionRow } from "./contract.js";
 import type { AdminSources } from "./sources.js";
 import { threadItems } from "./thread.js";
-
-/** Start of the UTC day of `now` (the spend caps' day). */
-export function utcDayStart(now: number): number {
-  return now - (now % 86_400_000);
-}
 
 /** `GET /v1/admin/overview`. */
 export async function overview(s: AdminSources): Promise<Overview> {
@@ -24,7 +20,7 @@ export async function overview(s: AdminSources): Promise<Overview> {
     queued: l.queued,
   }));
   const today = s.usage?.today() ?? {
-    day: new Date(utcDayStart(s.clock.now())).toISOString().slice(0, 10),
+    day: new Date(dayStart(s.clock.now())).toISOString().slice(0, 10),
     spendUsd: 0,
     tokens: 0,
   };
@@ -68,17 +64,17 @@ export async function overview(s: AdminSources): Promise<Overview> {
 }
 
 /** A session's state in this process's lanes. */
-function laneState(s: AdminSources, key: string): SessionRow["state"] {
-  const running = s.lanes.sessions().find((l) => l.sessionKey === key)?.running;
-  if (running) return "running";
-  return s.lanes.pendingCount(key) > 0 ? "queued" : "idle";
+export function laneState(lanes: AdminSources["lanes"], key: string): SessionRow["state"] {
+  const lane = lanes.session(key);
+  if (lane?.running) return "running";
+  return lane && lane.queued > 0 ? "queued" : "idle";
 }
 
 /** `GET /v1/admin/sessions`: most recent activity first; today's tokens from one grouped query. */
 export async function sessionRows(s: AdminSources, limit: number): Promise<{ sessions: SessionRow[] }> {
   const [list, tokens] = await Promise.all([
     s.store.sessions.list(limit),
-    s.store.usage.summarize({ since: utcDayStart(s.clock.now()), by: "session" }),
+    s.store.usage.summarize({ since: dayStart(s.clock.now()), by: "session" }),
   ]);
   const tokensOf = new Map(tokens.map((r) => [r.key, r.usage.inputTokens + r.usage.outputTokens]));
   const busy = new Map(s.lanes.sessions().map((l) => [l.sessionKey, l]));
@@ -107,7 +103,7 @@ export async function sessionDetail(s: AdminSources, key: string, limit: number)
   const now = s.clock.now();
   const [events, tokens, recent] = await Promise.all([
     s.store.transcript.tail(key, record.sessionId, limit),
-    s.store.usage.sessionTokensSince(key, utcDayStart(now)),
+    s.store.usage.sessionTokensSince(key, dayStart(now)),
     s.store.runs.recentOf(key, 50),
   ]);
   const runs = recent.map((r) => ({
@@ -126,7 +122,7 @@ export async function sessionDetail(s: AdminSources, key: string, limit: number)
       sessionKey: key,
       sessionId: record.sessionId,
       channel: record.lastTarget?.channel ?? key.split(":")[2] ?? key,
-      state: laneState(s, key),
+      state: laneState(s.lanes, key),
       lastActivityAt: events.at(-1)?.createdAt ?? record.updatedAt,
       // As the list counts them (SessionSummary.messages), within the events shown.
       messages: events.filter((e) => e.payload.type === "user" || e.payload.type === "assistant").length,

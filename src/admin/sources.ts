@@ -16,7 +16,7 @@ import type { LogTail } from "./log-tail.js";
 export interface AdminSources {
   agentId: string;
   store: Store;
-  lanes: Pick<LaneQueue, "stats" | "sessions" | "isBusy" | "pendingCount" | "abortRunning">;
+  lanes: Pick<LaneQueue, "stats" | "sessions" | "session" | "abortRunning">;
   /** This node's model-call slots. */
   pool: { readonly inUse: number; readonly maxConcurrent: number; readonly reservedForHuman: number };
   gateway: { readonly ready: boolean; readonly startedAt: number };

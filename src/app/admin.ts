@@ -10,7 +10,8 @@ import { AdminApi } from "../admin/admin-api.js";
 import { serveAdmin } from "../admin/admin-routes.js";
 import type { AdminSources } from "../admin/sources.js";
 import { UiAssets } from "../admin/ui-assets.js";
-import type { ChannelModules } from "../channels/registry.js";
+import { type ChannelModules, channelModules } from "../channels/registry.js";
+import type { StartGatewayOptions } from "./gateway-types.js";
 import type { Config } from "../config/schema.js";
 import type { GatewayHttpServer } from "../http/server.js";
 
@@ -54,16 +55,26 @@ export function accessPolicies(config: Config, modules: ChannelModules): AdminSo
   return out;
 }
 
+/** What the control page takes from the gateway's configuration and start options. */
+type PageOptions = Pick<StartGatewayOptions, "channelModules" | "logTail" | "uiDir">;
+
 /** Registers `/v1/admin/…` and `/ui/` on the gateway's server. */
 export function serveControlPage(
   server: GatewayHttpServer,
-  sources: AdminSources,
-  options: { tokenRequired: boolean; uiDir?: string | undefined },
+  config: Config,
+  options: PageOptions,
+  live: Omit<AdminSources, "agentId" | "chain" | "policies" | "logTail">,
 ): AdminApi {
-  const api = new AdminApi(sources);
+  const api = new AdminApi({
+    ...live,
+    agentId: config.agent.id,
+    chain: [config.agent.model, ...config.agent.fallbacks],
+    policies: accessPolicies(config, options.channelModules ?? channelModules),
+    ...(options.logTail ? { logTail: options.logTail } : {}),
+  });
   const uiDir = options.uiDir ?? defaultUiDir();
   serveAdmin(server, api, {
-    tokenRequired: options.tokenRequired,
+    tokenRequired: config.gateway.auth.token !== undefined,
     ...(uiDir ? { ui: new UiAssets(path.resolve(uiDir)) } : {}),
   });
   return api;

@@ -28,7 +28,8 @@ import {
   ignoredRuntimeNote,
 } from "./find-gateway.js";
 import { GatewayRequestError, requestGateway } from "./gateway-client.js";
-import { configuredSecrets, isLoopbackHost, remoteExposureWarning } from "./gateway-command.js";
+import { isLoopbackHost } from "../util/loopback.js";
+import { configuredSecrets, remoteExposureWarning } from "./gateway-command.js";
 import type { CliOptions } from "./main.js";
 import { readRuntimeFile } from "./runtime-file.js";
 

@@ -3,6 +3,7 @@
  * drain and stop. A second signal during the drain exits at once (130 for SIGINT, 143 for SIGTERM).
  */
 import { LogTail } from "../admin/log-tail.js";
+import { isLoopbackHost } from "../util/loopback.js";
 import { join } from "node:path";
 import { ensureWritableFolder, resolveHome } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
@@ -17,15 +18,6 @@ import { publishRuntimeFile, removeRuntimeFile } from "./runtime-file.js";
 
 /** Exit codes for a second signal: 128 + the signal number, as shells report them. */
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
-
-/** True for addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, "$1");
-  return h === "localhost" || h === "::1" || /^127(?:\.\d{1,3}){3}$/.test(h);
-}
 
 /**
  * Why a non-loopback gateway.host is dangerous, in one sentence (used in the refusal and the

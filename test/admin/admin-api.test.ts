@@ -16,9 +16,8 @@ import type {
   SessionRow,
 } from "../../src/admin/contract.js";
 import { buildJob } from "../../src/cron/jobs.js";
-import { assignmentDefaults, newAssignment } from "../../src/harness/assignments/assignments.js";
-import { parseConfig } from "../../src/config/load.js";
 import { ProviderError } from "../../src/harness/providers/provider-error.js";
+import { askingAssignment } from "../helpers/assignment-fixture.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { type TestGateway, simulatorConfig, startTestGateway } from "../helpers/test-gateway.js";
 import { until } from "../helpers/until.js";
@@ -229,28 +228,8 @@ describe("the admin API", () => {
   it("assignments: the question waiting is shown, the answer resumes it, cancel ends it", async () => {
     const store = gw.running.store;
     const now = Date.now();
-    const config = parseConfig(simulatorConfig(sim, "openai"), undefined);
-    const a = newAssignment(
-      { goal: "Paint the shed", owner: null },
-      assignmentDefaults("main", config.assignments),
-      now,
-    );
+    const a = askingAssignment("Which colour?", ["red", "blue"], now);
     await store.assignments.create(a);
-    await store.assignments.setState(a.id, "requires_action", "asked: which colour?", now, {
-      work: {
-        question: {
-          tool: "ask_owner",
-          toolCallId: "call-1",
-          sessionId: "ses-1",
-          text: "Which colour?",
-          options: ["red", "blue"],
-          askedAt: now,
-          remindAt: now + 3_600_000,
-          expiresAt: now + 86_400_000,
-          reminded: false,
-        },
-      },
-    });
     const list = await call<{ assignments: Array<{ id: string; question: string | null }> }>(
       gw,
       "assignments",

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isLoopback } from "../../src/admin/admin-routes.js";
+import { isLoopbackAddress as isLoopback } from "../../src/util/loopback.js";
 import { UI_SECURITY_HEADERS } from "../../src/admin/ui-assets.js";
 import { controlPageUrl } from "../../src/cli/ui.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";

@@ -34,7 +34,7 @@ describe("loadPage", () => {
     writeFileSync(join(dir, "assets", "side-d4e5f6.js"), "export const x=1,y=2;");
     writeFileSync(join(dir, "assets", "route-logs-0f0f0f.js"), "export const never=1;");
     writeFileSync(join(dir, "assets", "index-9z8y7x.css"), `body{margin:0}${".a{color:red}".repeat(100)}`);
-    writeFileSync(join(dir, "favicon.svg"), "<svg xmlns='http://www.w3.org/2000/svg'/>");
+    writeFileSync(join(dir, "favicon.svg"), "<svg/>");
     const ui = new UiAssets(dir);
     server = createServer((req, res) => {
       ui.serve(req, res, new URL(req.url ?? "/", "http://localhost")).catch(() => res.destroy());

@@ -4,7 +4,8 @@
  */
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isLoopbackHost, configuredSecrets } from "../../src/cli/gateway-command.js";
+import { configuredSecrets } from "../../src/cli/gateway-command.js";
+import { isLoopbackHost } from "../../src/util/loopback.js";
 import { parseConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/util/logger.js";
 import { SecretList } from "../../src/util/redact.js";

@@ -13,9 +13,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildIfStale } from "../../bin/build-if-stale.js";
 import { buildJob } from "../../src/cron/jobs.js";
-import { parseConfig } from "../../src/config/load.js";
-import { assignmentDefaults, newAssignment } from "../../src/harness/assignments/assignments.js";
 import { ProviderError } from "../../src/harness/providers/provider-error.js";
+import { askingAssignment } from "../helpers/assignment-fixture.js";
 import { ModelSimulator } from "../fakes/model-simulator.js";
 import { FakeTelegramBotApi } from "../fakes/telegram-bot-api.js";
 import { launchBrowser } from "../helpers/browser.js";
@@ -187,28 +186,8 @@ describe("the control page", { timeout: 120_000 }, () => {
   it("answers an assignment's question and shows it resume", async () => {
     const store = gw.running.store;
     const now = Date.now();
-    const config = parseConfig(simulatorConfig(sim, "openai"), undefined);
-    const a = newAssignment(
-      { goal: "Paint the shed", owner: null },
-      assignmentDefaults("main", config.assignments),
-      now,
-    );
+    const a = askingAssignment("Which colour?", ["red", "blue"], now);
     await store.assignments.create(a);
-    await store.assignments.setState(a.id, "requires_action", "asked: which colour?", now, {
-      work: {
-        question: {
-          tool: "ask_owner",
-          toolCallId: "call-1",
-          sessionId: "ses-1",
-          text: "Which colour?",
-          options: ["red", "blue"],
-          askedAt: now,
-          remindAt: now + 3_600_000,
-          expiresAt: now + 86_400_000,
-          reminded: false,
-        },
-      },
-    });
     sim.setDefault(() => ({ text: "Painted it blue." }));
     const page = await signedIn(1280, `#/assignments/${a.id}`);
     await page.getByText("Which colour?").first().waitFor();

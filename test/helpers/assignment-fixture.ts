@@ -26,3 +26,29 @@ export function assignmentFixture(over: Partial<Assignment> = {}): Assignment {
     ...over,
   };
 }
+
+/**
+ * An assignment owned by nobody, waiting on the owner's answer to `text` (state
+ * `requires_action`, asked at `now`): store it with `store.assignments.create`.
+ */
+export function askingAssignment(text: string, options: string[], now: number): Assignment {
+  return assignmentFixture({
+    owner: null,
+    goal: "Paint the shed",
+    state: "requires_action",
+    stateReason: `asked: ${text}`,
+    question: {
+      tool: "ask_owner",
+      toolCallId: "call-1",
+      sessionId: "ses-1",
+      text,
+      options,
+      askedAt: now,
+      remindAt: now + 3_600_000,
+      expiresAt: now + 86_400_000,
+      reminded: false,
+    },
+    createdAt: now,
+    updatedAt: now,
+  });
+}

@@ -94,6 +94,13 @@ export class LaneQueue {
     return this.#lanes.get(sessionKey)?.pendingCount ?? 0;
   }
 
+  /** One session's lane: the running task's priority (null: none) and how many wait; undefined when idle. */
+  session(sessionKey: string): { running: LanePriority | null; queued: number } | undefined {
+    const lane = this.#lanes.get(sessionKey);
+    if (!lane || lane.idle) return undefined;
+    return { running: lane.running?.priority ?? null, queued: lane.pendingCount };
+  }
+
   /** Each busy session: whether a task runs (and at what priority) and how many wait. */
   sessions(): Array<{ sessionKey: string; running: LanePriority | null; queued: number }> {
     const out: Array<{ sessionKey: string; running: LanePriority | null; queued: number }> = [];
